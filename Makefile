@@ -1,0 +1,57 @@
+# Two commands for a fresh machine: `make run` and `make test`.
+# Both create .venv when missing and install the exact versions pinned in requirements.lock.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+LOCK   := requirements.lock
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export GRADIO_ANALYTICS_ENABLED := False
+export ANONYMIZED_TELEMETRY := False
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test lint bench soak eval index lock clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: $(PY) pyproject.toml $(LOCK)
+	$(PY) -m pip install --quiet -c $(LOCK) -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
+	touch $@
+
+run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
+	$(VENV)/bin/assistant serve
+
+test: $(VENV)/.dev           ## install with dev extras and run the whole test suite
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+index: $(VENV)/.runtime
+	$(VENV)/bin/assistant index
+
+eval: $(VENV)/.runtime       ## both question sets with the offline model
+	$(VENV)/bin/assistant eval --questions knowledge/questions/seed.jsonl --out results/seed
+	ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys \
+	  $(VENV)/bin/assistant eval --questions knowledge/questions/mlsys.jsonl --out results/mlsys
+
+bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/results.json and .md
+	$(VENV)/bin/assistant bench
+
+soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local server
+	$(PY) scripts/soak.py
+
+lock:                        ## re-pin every installed version (run after changing dependencies)
+	$(PY) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > $(LOCK)
+
+clean:
+	rm -rf $(VENV) .assistant .assistant-mlsys .pytest_cache

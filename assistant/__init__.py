@@ -1,0 +1,1 @@
+"""A cited-answer assistant over ML-systems concept pages and paper abstracts."""

@@ -1,0 +1,39 @@
+"""Exceptions whose messages say how to fix the problem.
+
+They are raised deep inside the library and translated to a one-line CLI message or a
+friendly chat message only at the edges (cli.py, ui/app.py).
+"""
+
+from __future__ import annotations
+
+
+class AssistantError(Exception):
+    """Base class: the message is meant for the user and names the fix."""
+
+
+class SettingsError(AssistantError):
+    """A setting has a value the assistant cannot use."""
+
+
+class KnowledgeError(AssistantError):
+    """A knowledge file or line could not be read (file, line and what was expected)."""
+
+    def __init__(self, path: str, line: int, expected: str) -> None:
+        self.path, self.line, self.expected = path, line, expected
+        super().__init__(f"{path}:{line}: {expected}")
+
+
+class IndexMismatchError(AssistantError):
+    """The index on disk was built with other settings; it must be rebuilt."""
+
+
+class IndexUnavailableError(AssistantError):
+    """The index (embedded or server) cannot be opened or reached."""
+
+
+class EmptyIndexError(AssistantError):
+    """Nothing has been indexed yet."""
+
+
+class ModelError(AssistantError):
+    """The chat model failed after its retries (down, timing out, rate limited)."""

@@ -1,0 +1,394 @@
+"""Readers for every knowledge format, turning files into `Entry` objects.
+
+Formats: concept pages and related-papers pages (text), arXiv and glossary records (JSON
+Lines). A malformed file or line becomes a `Problem` naming file, line and what was
+expected; it is skipped and the rest of the corpus still loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.types import Entry
+
+KNOWLEDGE_SUFFIXES = (".txt", ".jsonl")
+IGNORED_SUFFIXES = (".md",)  # README, SOURCE and NOTICE files live beside the data
+MAX_PAGE_BYTES = 1_000_000  # a text page larger than this is not a concept page
+MAX_LINE_CHARS = 1_000_000
+GLOSSARY_URL = "https://developers.google.com/machine-learning/glossary#"
+ARXIV_URL = "https://arxiv.org/abs/"
+
+CONCEPT_HEADER = re.compile(r"^(?P<section>.+?)\s+·\s+(?P<id>[A-Z][A-Z0-9]*-\d+)\s*$")
+RELATED_HEADER = re.compile(r"^Related papers:\s*(?P<anchor>.+)$")
+KNOWN_HEADINGS = {
+    "Original example": "example",
+    "Original caveat": "caveat",
+    "Context and aliases": "context",
+    "Related concepts": "related_concepts",
+    "Concepts linking here": "linking_here",
+    "Technology connections": "technology",
+    "Original references": "references",
+}
+LIST_FIELDS = {"related_concepts", "linking_here", "technology", "references"}
+CONTEXT_KEY = re.compile(r"(Level|Stages|Tags|Aliases|[A-Z][a-z]+):\s*")
+STATUS_LINE = re.compile(r"^Original reference page\b|detailed expansion pending", re.I)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in a knowledge file that could not be read; it was skipped."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass
+class Corpus:
+    """Everything read from the knowledge paths: entries by id, problems, files read."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def add(self, entry: Entry) -> None:
+        """Add an entry; the same abstract twice merges sources, another clash is a problem."""
+        old = self.entries.get(entry.id)
+        if old is None:
+            self.entries[entry.id] = entry
+        elif old.kind == entry.kind and old.text == entry.text:
+            sources = [*old.fields.get("sources", [old.source]), entry.source]
+            anchors = [*old.fields.get("anchors", []), *entry.fields.get("anchors", [])]
+            fields = {**old.fields, "sources": sources}
+            if anchors:
+                fields["anchors"] = list(dict.fromkeys(anchors))
+            self.entries[entry.id] = Entry(old.id, old.kind, old.title, old.text, fields, old.source, old.url)
+        else:
+            path, _, line = entry.source.rpartition(":")
+            self.problems.append(
+                Problem(path, int(line or 0), f"duplicate id {entry.id} (first read at {old.source}) - kept the first")
+            )
+
+
+def normalise(text: str) -> str:
+    """NFKC, collapsed whitespace, casefolded: the form content ids are hashed from."""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+def abstract_id(text: str) -> str:
+    """A stable id for an abstract that has none: the same text gives the same id on every run."""
+    return "abs-" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:10]
+
+
+def slugify(term: str) -> str:
+    text = unicodedata.normalize("NFKD", strip_tags(term)).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def strip_tags(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", text)
+
+
+def clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def display_path(path: Path) -> str:
+    """Repo-relative when possible, so sources never carry this machine's absolute paths."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# --- files -------------------------------------------------------------------------------
+
+
+def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path]:
+    """Files under the given paths, sorted; a missing path or unknown file type is a problem."""
+    for root in paths:
+        if root.is_dir():
+            candidates = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+        elif root.is_file():
+            candidates = [root]
+        else:
+            corpus.problems.append(Problem(display_path(root), 0, "no such file or folder - check the path"))
+            continue
+        for path in candidates:
+            if path.suffix in KNOWLEDGE_SUFFIXES:
+                yield path
+            elif path.suffix not in IGNORED_SUFFIXES:
+                corpus.problems.append(
+                    Problem(display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records")
+                )
+
+
+def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | None:
+    """UTF-8 text of a file, or None with a problem for binary, oversized or non-UTF-8 files."""
+    shown = display_path(path)
+    size = path.stat().st_size
+    if limit is not None and size > limit:
+        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes"))
+        return None
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        corpus.problems.append(Problem(shown, 0, "binary file - expected UTF-8 text"))
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        corpus.problems.append(
+            Problem(shown, line, f"not UTF-8 text (byte {error.start}) - save the file as UTF-8")
+        )
+        return None
+
+
+def load_corpus(paths: Iterable[Path]) -> Corpus:
+    """Read every knowledge file under `paths` into one Corpus."""
+    corpus = Corpus()
+    for path in iter_knowledge_files([Path(p) for p in paths], corpus):
+        shown = display_path(path)
+        corpus.files.append(shown)
+        if path.suffix == ".jsonl":
+            read_jsonl(path, shown, corpus)
+            continue
+        text = read_text(path, corpus, MAX_PAGE_BYTES)
+        if text is None:
+            continue
+        first = text.split("\n", 1)[0].strip()
+        if CONCEPT_HEADER.match(first):
+            entry = parse_concept_page(text, shown)
+            if isinstance(entry, Problem):
+                corpus.problems.append(entry)
+            else:
+                corpus.add(entry)
+        elif RELATED_HEADER.match(first):
+            for entry in parse_related_page(text, shown):
+                corpus.add(entry)
+        else:
+            corpus.problems.append(
+                Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
+            )
+    return corpus
+
+
+# --- concept pages ---------------------------------------------------------------------
+
+
+def parse_concept_page(text: str, source: str) -> Entry | Problem:
+    """Line 1 `Section · ID`, line 2 title, line 3 definition, then headed blocks."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    header = CONCEPT_HEADER.match(lines[0].strip())
+    assert header is not None
+    if len(lines) < 3 or not lines[1].strip() or not lines[2].strip():
+        return Problem(source, min(len(lines), 3), "expected the title on line 2 and the definition on line 3")
+    fields: dict[str, Any] = {"section": header["section"], "definition": clean(lines[2])}
+    status: list[str] = []
+    current: str | None = None
+    for line in (raw.strip() for raw in lines[3:]):
+        if not line:
+            continue
+        if line in KNOWN_HEADINGS:
+            current = KNOWN_HEADINGS[line]
+            fields.setdefault(current, [] if current in LIST_FIELDS else "")
+        elif current is None and STATUS_LINE.search(line):
+            status.append(line)
+        elif looks_like_heading(line):
+            current = slugify(line).replace("-", "_")
+            fields.setdefault(current, [])
+        elif current is None:
+            fields["definition"] += " " + line
+        elif current == "context":
+            fields.update(parse_context_line(line))
+        elif isinstance(fields.get(current), list):
+            fields[current].append(parse_list_item(current, line))
+        else:
+            fields[current] = clean(f"{fields.get(current, '')} {line}")
+    if status:
+        fields["status"] = " ".join(status)
+    entry_id, title = header["id"], clean(lines[1])
+    return Entry(entry_id, "concept", title, concept_text(title, fields), fields, f"{source}:1", None)
+
+
+def looks_like_heading(line: str) -> bool:
+    """An unknown heading: a short line with no list marker, colon or closing punctuation."""
+    return (
+        not line.startswith(("-", "•", "*"))
+        and ":" not in line
+        and not line.endswith((".", "!", "?", "…", ";", ","))
+        and len(line.split()) <= 5
+        and line[0].isupper()
+    )
+
+
+def parse_context_line(line: str) -> dict[str, Any]:
+    """`Level: Foundational. Stages: Training · Inference.` -> {level: ..., stages: [...]}."""
+    parts = CONTEXT_KEY.split(line)
+    out: dict[str, Any] = {}
+    for key, value in zip(parts[1::2], parts[2::2], strict=False):
+        value = value.strip().rstrip(".").strip()
+        name = key.lower()
+        if name == "level":
+            out[name] = value
+        else:
+            out[name] = [v.strip() for v in re.split(r"\s+·\s+|;\s*|,\s*", value) if v.strip()]
+    return out
+
+
+def parse_list_item(field_name: str, line: str) -> Any:
+    item = line.lstrip("-•* ").strip()
+    if field_name == "technology":
+        name, _, description = item.partition(" — ")
+        return {"name": name.strip(), "description": description.strip()}
+    if field_name == "references":
+        title, _, note = item.partition(" · ")
+        return {"title": title.replace("↗", "").strip(), "note": note.strip()}
+    return item
+
+
+def concept_text(title: str, fields: dict[str, Any]) -> str:
+    """The readable text of a concept page: one statement per line, boilerplate left out."""
+    lines = [title, fields["definition"]]
+    if fields.get("example"):
+        lines.append(f"Example: {fields['example']}")
+    if fields.get("caveat"):
+        lines.append(f"Caveat: {fields['caveat']}")
+    if fields.get("aliases"):
+        lines.append(f"Also known as: {', '.join(fields['aliases'])}.")
+    if fields.get("level") or fields.get("stages"):
+        stages = ", ".join(fields.get("stages", []))
+        lines.append(f"Level: {fields.get('level', 'unspecified')}. Stages: {stages}.")
+    if fields.get("tags"):
+        lines.append(f"Tags: {', '.join(fields['tags'])}.")
+    for item in fields.get("technology", []):
+        lines.append(f"{item['name']}: {item['description']}")
+    for key, value in fields.items():
+        if key not in KNOWN_HEADINGS.values() and key not in CONCEPT_META and value:
+            lines.append(f"{key.replace('_', ' ').capitalize()}: {value if isinstance(value, str) else '; '.join(map(str, value))}")
+    return "\n".join(lines)
+
+
+CONCEPT_META = {"section", "definition", "level", "stages", "tags", "aliases", "status", "sources", "anchors"}
+
+
+# --- related-papers pages --------------------------------------------------------------
+
+
+def parse_related_page(text: str, source: str) -> Iterator[Entry]:
+    """`Related papers: <anchor>`, then one abstract per blank-line-separated paragraph."""
+    lines = text.splitlines()
+    anchor = clean(RELATED_HEADER.match(lines[0].strip())["anchor"])  # type: ignore[index]
+    paragraph: list[str] = []
+    start = 0
+    for number, line in enumerate([*lines[1:], ""], start=2):
+        if line.strip():
+            if not paragraph:
+                start = number
+            paragraph.append(line.strip())
+        elif paragraph:
+            yield abstract_entry(" ".join(paragraph), f"{source}:{start}", anchor)
+            paragraph = []
+
+
+def abstract_entry(text: str, source: str, anchor: str) -> Entry:
+    text = clean(text)
+    fields = {"anchors": [anchor], "truncated": text.endswith("…")}
+    return Entry(abstract_id(text), "abstract", short_title(text), text, fields, source, None)
+
+
+def short_title(text: str, words: int = 12) -> str:
+    """A title for an abstract that has none: its first sentence, cut to a few words."""
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].rstrip(".…")
+    parts = first.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+# --- JSON Lines packs ------------------------------------------------------------------
+
+
+def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
+    """arXiv or glossary records, one per line; a broken line is a problem, the rest loads."""
+    glossary: list[tuple[int, dict[str, Any]]] = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_CHARS:
+                corpus.problems.append(Problem(shown, number, f"line of {len(raw):,} bytes - expected one record"))
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                corpus.problems.append(Problem(shown, number, "not UTF-8 text - save the file as UTF-8"))
+                continue
+            except json.JSONDecodeError as error:
+                corpus.problems.append(Problem(shown, number, f"expected a JSON object ({error.msg})"))
+                continue
+            if not isinstance(record, dict):
+                corpus.problems.append(Problem(shown, number, "expected a JSON object"))
+            elif "question" in record and number == 1:
+                corpus.problems.append(Problem(shown, 1, "a question set, not knowledge - skipped"))
+                return
+            elif "term" in record or "definition" in record:
+                glossary.append((number, record))
+            else:
+                entry = arxiv_entry(record, f"{shown}:{number}")
+                if isinstance(entry, Problem):
+                    corpus.problems.append(entry)
+                else:
+                    corpus.add(entry)
+    for entry in glossary_entries(glossary, shown, corpus):
+        corpus.add(entry)
+
+
+def arxiv_entry(record: dict[str, Any], source: str) -> Entry | Problem:
+    abstract, title = record.get("abstract"), record.get("title")
+    if not isinstance(abstract, str) or not abstract.strip():
+        path, _, line = source.rpartition(":")
+        return Problem(path, int(line), "expected an arXiv record with 'abstract' (or a glossary 'term')")
+    arxiv = str(record.get("arxiv_id") or "").strip()
+    text = clean(abstract)
+    fields = {k: record[k] for k in ("arxiv_id", "authors", "categories", "submit_date") if k in record}
+    if arxiv:
+        title = clean(str(title or arxiv))
+        return Entry(f"arxiv:{arxiv}", "abstract", title, text, fields, source, ARXIV_URL + arxiv)
+    return Entry(abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source)
+
+
+def glossary_entries(
+    records: list[tuple[int, dict[str, Any]]], shown: str, corpus: Corpus
+) -> Iterator[Entry]:
+    """Glossary terms; `related` anchors are resolved to entry ids where a term matches."""
+    by_anchor: dict[str, str] = {}
+    valid: list[tuple[int, dict[str, Any], str, list[str]]] = []
+    for number, record in records:
+        term, definition = record.get("term"), record.get("definition")
+        if not isinstance(term, str) or not term.strip() or not isinstance(definition, str) or not definition.strip():
+            corpus.problems.append(Problem(shown, number, "expected a glossary record with 'term' and 'definition'"))
+            continue
+        title = clean(strip_tags(term))
+        aliases = re.findall(r"\(([^)]+)\)", title)
+        entry_id = f"glossary:{slugify(title)}"
+        base = re.sub(r"\s*\([^)]*\)", "", title)
+        for key in (title, base, *aliases):
+            by_anchor.setdefault(slugify(key), entry_id)
+        valid.append((number, record, title, aliases))
+    for number, record, title, aliases in valid:
+        related = [by_anchor.get(slugify(str(anchor).replace("_", " "))) for anchor in record.get("related") or []]
+        definition = clean(record["definition"]).replace("[$$]", "$").replace("[/$$]", "$").replace(" ,", ",")
+        definition = re.sub(r"\s+([.;:])", r"\1", definition)
+        fields = {"aliases": aliases, "related": [r for r in dict.fromkeys(related) if r]}
+        anchor = re.sub(r"\s+", "_", re.sub(r"\s*\([^)]*\)", "", title).lower())
+        yield Entry(f"glossary:{slugify(title)}", "concept", title, definition, fields, f"{shown}:{number}",
+                    GLOSSARY_URL + anchor)

@@ -1,0 +1,94 @@
+"""One frozen Settings object, read from the environment once and passed in explicitly.
+
+Nothing else in the package reads ``os.environ`` for configuration; tests build a
+``Settings(...)`` directly, so no test depends on the machine's environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from assistant.errors import SettingsError
+
+RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path = Path(".assistant")
+    knowledge: tuple[Path, ...] = (Path("knowledge/seed"),)
+    model: str = "auto"
+    embeddings: str = "local"
+    chroma_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    # chunking
+    chunk_tokens: int = 200
+    chunk_overlap_sentences: int = 1
+    # retrieval and answering
+    retrieval_mode: str = "hybrid"
+    top_k: int = 8
+    context_tokens: int = 1800
+    question_tokens: int = 512
+    # a question whose best fused retrieval score falls below this is refused (see README)
+    refusal_threshold: float = 0.35
+    # openai-compatible model behaviour
+    request_timeout: float = 60.0
+    max_retries: int = 2
+    # UI
+    host: str = "127.0.0.1"
+    port: int = 7860
+    ui_auth: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.retrieval_mode not in RETRIEVAL_MODES:
+            raise SettingsError(
+                f"Unknown retrieval mode {self.retrieval_mode!r} - use one of {', '.join(RETRIEVAL_MODES)}"
+            )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        base = cls()
+
+        def number(name: str, default: float, kind: type = float):
+            raw = env.get(name)
+            if raw is None or raw == "":
+                return default
+            try:
+                return kind(raw)
+            except ValueError:
+                raise SettingsError(f"{name}={raw!r} is not a number - unset it or give a number") from None
+
+        knowledge = env.get("ASSISTANT_KNOWLEDGE")
+        return cls(
+            home=Path(env.get("ASSISTANT_HOME") or base.home),
+            knowledge=tuple(Path(p) for p in knowledge.split(":") if p) if knowledge else base.knowledge,
+            model=env.get("ASSISTANT_MODEL") or base.model,
+            embeddings=env.get("ASSISTANT_EMBEDDINGS") or base.embeddings,
+            chroma_url=env.get("ASSISTANT_CHROMA_URL") or None,
+            openai_api_key=env.get("OPENAI_API_KEY") or None,
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
+            refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
+            request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
+            host=env.get("ASSISTANT_HOST") or base.host,
+            port=int(number("ASSISTANT_PORT", base.port, int)),
+            ui_auth=env.get("ASSISTANT_UI_AUTH") or None,
+        )
+
+    def with_(self, **changes) -> Settings:
+        """A copy with some fields changed (the CLI's flags use this)."""
+        return replace(self, **changes)
+
+    @property
+    def resolved_model(self) -> str:
+        """The model `auto` stands for: OpenAI-compatible when configured, else extractive."""
+        if self.model != "auto":
+            return self.model
+        if self.openai_api_key or self.openai_base_url:
+            return "openai:gpt-4o-mini"
+        return "extractive"

