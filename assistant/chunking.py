@@ -29,20 +29,21 @@ class Chunker:
         return {"version": CHUNKING_VERSION, "max_tokens": self.max_tokens, "overlap": self.overlap_sentences}
 
     def chunks(self, entry: Entry) -> list[Chunk]:
+        joiner = " "
         if entry.kind == "concept" and "definition" in entry.fields and "section" in entry.fields:
-            parts = concept_parts(entry)
+            parts, joiner = concept_parts(entry), "\n"  # one statement per line, as in the entry text
         else:
             parts = [("concept" if entry.kind == "concept" else "abstract", "", split_sentences(entry.text))]
         out: list[Chunk] = []
         for field, label, sentences in parts:
             head = f"{entry.title} — {label}" if label else entry.title
-            for number, body in enumerate(self.pack(head, sentences)):
+            for number, body in enumerate(self.pack(head, sentences, joiner)):
                 out.append(
                     Chunk(f"{entry.id}::{field}:{number}", entry.id, entry.kind, entry.title, field, body)
                 )
         return out
 
-    def pack(self, heading: str, sentences: list[str]) -> list[str]:
+    def pack(self, heading: str, sentences: list[str], joiner: str = " ") -> list[str]:
         """Greedy sentence packing with overlap; an over-long sentence is cut by words."""
         head = f"{heading}\n"
         budget = self.max_tokens - count_tokens(head)
@@ -53,16 +54,16 @@ class Chunker:
         current: list[str] = []
         for piece in pieces:
             candidate = [*current, piece]
-            if current and not self.within(head + " ".join(candidate), budget + count_tokens(head)):
+            if current and not self.within(head + joiner.join(candidate), budget + count_tokens(head)):
                 bodies.append(current)
                 keep = current[-self.overlap_sentences :] if self.overlap_sentences else []
                 current = [*keep, piece]
-                if not self.within(head + " ".join(current), budget + count_tokens(head)):
+                if not self.within(head + joiner.join(current), budget + count_tokens(head)):
                     current = [piece]
             else:
                 current = candidate
         bodies.append(current)
-        return [head + " ".join(body) for body in bodies]
+        return [head + joiner.join(body) for body in bodies]
 
     def within(self, text: str, limit: int) -> bool:
         return count_tokens(text) <= limit and (self.fits is None or self.fits(text))
@@ -93,16 +94,35 @@ def concept_parts(entry: Entry) -> list[tuple[str, str, list[str]]]:
     if fields.get("aliases"):
         core.append(f"Also known as: {', '.join(fields['aliases'])}.")
     if fields.get("tags") or fields.get("stages"):
-        core.append(f"Stages: {', '.join(fields.get('stages', []))}. Tags: {', '.join(fields.get('tags', []))}.")
+        core.append(
+            f"Stages: {', '.join(fields.get('stages', []))}. Tags: {', '.join(fields.get('tags', []))}."
+        )
     parts = [("core", "", core)]
     technology = [f"{t['name']}: {t['description']}" for t in fields.get("technology", [])]
     if technology:
         parts.append(("technology", "technology connections", technology))
-    references = [r["title"] + (f" ({r['note']})" if r.get("note") else "") for r in fields.get("references", [])]
+    references = [
+        r["title"] + (f" ({r['note']})" if r.get("note") else "") for r in fields.get("references", [])
+    ]
     if references:
         parts.append(("references", "references", [r + "." for r in references]))
-    known = {"section", "definition", "example", "caveat", "aliases", "tags", "stages", "level", "technology",
-             "references", "status", "sources", "anchors", "related_concepts", "linking_here"}
+    known = {
+        "section",
+        "definition",
+        "example",
+        "caveat",
+        "aliases",
+        "tags",
+        "stages",
+        "level",
+        "technology",
+        "references",
+        "status",
+        "sources",
+        "anchors",
+        "related_concepts",
+        "linking_here",
+    }
     for key, value in fields.items():
         if key not in known and value:
             items = [value] if isinstance(value, str) else [str(v) for v in value]

@@ -54,7 +54,11 @@ class LocalEmbedder:
 
     def __init__(self, batch_size: int = 64) -> None:
         offline_environment()
+        import transformers
         from langchain_huggingface import HuggingFaceEmbeddings
+
+        transformers.utils.logging.disable_progress_bar()
+        transformers.utils.logging.set_verbosity_error()
 
         self._model = HuggingFaceEmbeddings(
             model_name=local_model_path(),

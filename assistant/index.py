@@ -8,6 +8,7 @@ Vectors already in Chroma are reused, so a sync killed half-way resumes where it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -78,7 +79,9 @@ class Index:
         self._embedder = embedder
         self._collection: Any = None
         self._lock = threading.Lock()
-        self.chunker = Chunker(settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name))
+        self.chunker = Chunker(
+            settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name)
+        )
         self.entries: dict[str, StoredEntry] = {}
         self.generation = 0
         self._rows: list[Chunk] = []
@@ -102,7 +105,11 @@ class Index:
     def expected_manifest(self) -> dict[str, Any]:
         from assistant.store import FORMAT_VERSION
 
-        return {"format": FORMAT_VERSION, "embeddings": self.embedder_name, "chunking": self.chunker.settings()}
+        return {
+            "format": FORMAT_VERSION,
+            "embeddings": self.embedder_name,
+            "chunking": self.chunker.settings(),
+        }
 
     def reload(self) -> None:
         """Read the committed generation (checking it was built with these settings)."""
@@ -124,6 +131,10 @@ class Index:
     def entry(self, entry_id: str) -> Entry | None:
         item = self.entries.get(entry_id)
         return item.entry if item else None
+
+    def chunks_of(self, entry_id: str) -> list[Chunk]:
+        item = self.entries.get(entry_id)
+        return list(item.chunks) if item else []
 
     # --- chroma ----------------------------------------------------------------------
 
@@ -163,8 +174,10 @@ class Index:
             )
         except Exception as error:  # chromadb raises many types; all mean "cannot open"
             where = f"the Chroma server at {url}" if url else f"the index in {self.store.root}"
-            fix = "start it (chroma run --path DIR --port PORT) or unset ASSISTANT_CHROMA_URL" if url else (
-                "rebuild it: assistant index --rebuild"
+            fix = (
+                "start it (chroma run --path DIR --port PORT) or unset ASSISTANT_CHROMA_URL"
+                if url
+                else ("rebuild it: assistant index --rebuild")
             )
             raise IndexUnavailableError(f"Cannot open {where} ({type(error).__name__}) - {fix}") from error
 
@@ -300,10 +313,8 @@ class Index:
 
         manifest = self.store.manifest() or {}
         if self.settings.chroma_url and manifest.get("collection"):
-            try:
+            with contextlib.suppress(Exception):  # already gone is fine
                 self.collection()._client.delete_collection(manifest["collection"])
-            except Exception:  # already gone is fine
-                pass
         self._collection = None
         shutil.rmtree(self.store.root, ignore_errors=True)
         self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
@@ -317,7 +328,10 @@ class Index:
         vector = self.embedder.embed_query(query) if isinstance(query, str) else query
         wanted = min(len(self._rows), k + 8)
         result = self.collection().query(
-            query_embeddings=[vector], n_results=wanted, where={"kind": kind} if kind else None, include=["distances"]
+            query_embeddings=[vector],
+            n_results=wanted,
+            where={"kind": kind} if kind else None,
+            include=["distances"],
         )
         out = []
         for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
@@ -371,7 +385,7 @@ class ChromaEmbeddingFunction:
         return "assistant"
 
     def is_legacy(self) -> bool:
-        return False
+        return True  # not persisted in the collection's configuration; rebuilt from our settings
 
     def get_config(self) -> dict[str, Any]:
         return {}

@@ -76,7 +76,11 @@ class Corpus:
         else:
             path, _, line = entry.source.rpartition(":")
             self.problems.append(
-                Problem(path, int(line or 0), f"duplicate id {entry.id} (first read at {old.source}) - kept the first")
+                Problem(
+                    path,
+                    int(line or 0),
+                    f"duplicate id {entry.id} (first read at {old.source}) - kept the first",
+                )
             )
 
 
@@ -129,7 +133,9 @@ def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path
                 yield path
             elif path.suffix not in IGNORED_SUFFIXES:
                 corpus.problems.append(
-                    Problem(display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records")
+                    Problem(
+                        display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records"
+                    )
                 )
 
 
@@ -138,7 +144,9 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
     shown = display_path(path)
     size = path.stat().st_size
     if limit is not None and size > limit:
-        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes"))
+        corpus.problems.append(
+            Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes")
+        )
         return None
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
@@ -178,7 +186,9 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
                 corpus.add(entry)
         else:
             corpus.problems.append(
-                Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
+                Problem(
+                    shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1"
+                )
             )
     return corpus
 
@@ -192,7 +202,9 @@ def parse_concept_page(text: str, source: str) -> Entry | Problem:
     header = CONCEPT_HEADER.match(lines[0].strip())
     assert header is not None
     if len(lines) < 3 or not lines[1].strip() or not lines[2].strip():
-        return Problem(source, min(len(lines), 3), "expected the title on line 2 and the definition on line 3")
+        return Problem(
+            source, min(len(lines), 3), "expected the title on line 2 and the definition on line 3"
+        )
     fields: dict[str, Any] = {"section": header["section"], "definition": clean(lines[2])}
     status: list[str] = []
     current: str | None = None
@@ -275,7 +287,10 @@ def concept_text(title: str, fields: dict[str, Any]) -> str:
         lines.append(f"{item['name']}: {item['description']}")
     for key, value in fields.items():
         if key not in KNOWN_HEADINGS.values() and key not in CONCEPT_META and value:
-            lines.append(f"{key.replace('_', ' ').capitalize()}: {value if isinstance(value, str) else '; '.join(map(str, value))}")
+            lines.append(
+                f"{key.replace('_', ' ').capitalize()}: "
+                + (value if isinstance(value, str) else "; ".join(map(str, value)))
+            )
     return "\n".join(lines)
 
 
@@ -325,7 +340,9 @@ def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
             if not raw.strip():
                 continue
             if len(raw) > MAX_LINE_CHARS:
-                corpus.problems.append(Problem(shown, number, f"line of {len(raw):,} bytes - expected one record"))
+                corpus.problems.append(
+                    Problem(shown, number, f"line of {len(raw):,} bytes - expected one record")
+                )
                 continue
             try:
                 record = json.loads(raw.decode("utf-8"))
@@ -363,7 +380,9 @@ def arxiv_entry(record: dict[str, Any], source: str) -> Entry | Problem:
     if arxiv:
         title = clean(str(title or arxiv))
         return Entry(f"arxiv:{arxiv}", "abstract", title, text, fields, source, ARXIV_URL + arxiv)
-    return Entry(abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source)
+    return Entry(
+        abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source
+    )
 
 
 def glossary_entries(
@@ -374,8 +393,15 @@ def glossary_entries(
     valid: list[tuple[int, dict[str, Any], str, list[str]]] = []
     for number, record in records:
         term, definition = record.get("term"), record.get("definition")
-        if not isinstance(term, str) or not term.strip() or not isinstance(definition, str) or not definition.strip():
-            corpus.problems.append(Problem(shown, number, "expected a glossary record with 'term' and 'definition'"))
+        if (
+            not isinstance(term, str)
+            or not term.strip()
+            or not isinstance(definition, str)
+            or not definition.strip()
+        ):
+            corpus.problems.append(
+                Problem(shown, number, "expected a glossary record with 'term' and 'definition'")
+            )
             continue
         title = clean(strip_tags(term))
         aliases = re.findall(r"\(([^)]+)\)", title)
@@ -385,10 +411,19 @@ def glossary_entries(
             by_anchor.setdefault(slugify(key), entry_id)
         valid.append((number, record, title, aliases))
     for number, record, title, aliases in valid:
-        related = [by_anchor.get(slugify(str(anchor).replace("_", " "))) for anchor in record.get("related") or []]
+        related = [
+            by_anchor.get(slugify(str(anchor).replace("_", " "))) for anchor in record.get("related") or []
+        ]
         definition = clean(record["definition"]).replace("[$$]", "$").replace("[/$$]", "$").replace(" ,", ",")
         definition = re.sub(r"\s+([.;:])", r"\1", definition)
         fields = {"aliases": aliases, "related": [r for r in dict.fromkeys(related) if r]}
         anchor = re.sub(r"\s+", "_", re.sub(r"\s*\([^)]*\)", "", title).lower())
-        yield Entry(f"glossary:{slugify(title)}", "concept", title, definition, fields, f"{shown}:{number}",
-                    GLOSSARY_URL + anchor)
+        yield Entry(
+            f"glossary:{slugify(title)}",
+            "concept",
+            title,
+            definition,
+            fields,
+            f"{shown}:{number}",
+            GLOSSARY_URL + anchor,
+        )

@@ -36,7 +36,7 @@ class Settings:
     # a question whose best fused retrieval score falls below this is refused (see README)
     refusal_threshold: float = 0.35
     # openai-compatible model behaviour
-    request_timeout: float = 60.0
+    request_timeout: float = 30.0
     max_retries: int = 2
     # UI
     host: str = "127.0.0.1"

@@ -81,7 +81,10 @@ class Store:
             for line in handle:
                 record = json.loads(line)
                 entry = Entry(**record["entry"])
-                chunks = [Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]]
+                chunks = [
+                    Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c)
+                    for c in record["chunks"]
+                ]
                 stored[entry.id] = StoredEntry(entry, record["hash"], chunks)
         return stored, generation
 
@@ -100,7 +103,9 @@ class Store:
             handle.flush()
             os.fsync(handle.fileno())
         build_lexical(stored, self.lexical_dir(generation))
-        write_json_atomic(self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation})
+        write_json_atomic(
+            self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation}
+        )
         keep = {path.name, self.lexical_dir(generation).name}
         for old in self.root.iterdir():
             if old.name.startswith(("entries-", "lexical-")) and old.name not in keep:

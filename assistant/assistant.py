@@ -1,0 +1,116 @@
+"""`Assistant`: the one object the Python API, the CLI, the chat UI and the evaluation share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from assistant.chain import AnswerChain, History
+from assistant.embeddings import Embedder
+from assistant.errors import AssistantError
+from assistant.index import Index, SyncReport
+from assistant.retrieval import Retriever
+from assistant.settings import Settings
+from assistant.types import Answer, Entry, Source
+
+
+class Assistant:
+    """Opens the index (building it from `settings.knowledge` when empty) and answers questions.
+
+    `embedder` and `model` replace the configured embedding and chat models (tests pass fakes).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        model: Any = None,
+        auto_index: bool = True,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        self._index = Index(self.settings, embedder)
+        self._model = model
+        self._chain: AnswerChain | None = None
+        self._retriever = Retriever(self._index, self.settings.retrieval_mode)
+        if auto_index and self._index.is_empty:
+            self.index()
+
+    # --- knowledge -------------------------------------------------------------------
+
+    def index(
+        self,
+        paths: Iterable[Path | str] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: bool | None = None,
+    ) -> SyncReport:
+        """Sync the knowledge into the index; returns counts of what changed."""
+        report = self._index.sync(
+            None if paths is None else [Path(p) for p in paths], rebuild=rebuild, progress=progress
+        )
+        self._retriever = Retriever(self._index, self.settings.retrieval_mode)
+        self._chain = None
+        return report
+
+    def entry(self, entry_id: str) -> Entry | None:
+        return self._index.entry(entry_id)
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        return {entry_id: item.entry for entry_id, item in self._index.entries.items()}
+
+    def search(
+        self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None
+    ) -> list[Source]:
+        """Entry-level hybrid search, best first."""
+        if not query or not query.strip():
+            raise AssistantError("The search query is empty - type what to look for")
+        self._index.require_entries()
+        return self._retriever.retrieve(query, k=k, kind=kind, tags=tags).sources
+
+    # --- answering -------------------------------------------------------------------
+
+    @property
+    def model_label(self) -> str:
+        from assistant.models import model_label
+
+        return (
+            model_label(self.settings) if self._model is None else getattr(self._model, "_llm_type", "custom")
+        )
+
+    @property
+    def chain(self) -> AnswerChain:
+        if self._chain is None:
+            model = self._model
+            if model is None:
+                from assistant.models import make_chat_model
+
+                model = make_chat_model(self.settings)
+            label = self.settings.resolved_model if self._model is None else self.model_label
+            self._chain = AnswerChain(self.settings, self._index, self._retriever, model, label)
+        return self._chain
+
+    def stream(self, question: str, history: History | None = None) -> Iterator[str | Answer]:
+        """Text deltas as they are generated, then the final verified Answer as the last item."""
+        yield from self.chain.stream(question, history)
+
+    def ask(self, question: str, history: History | None = None) -> Answer:
+        answer = None
+        for part in self.stream(question, history):
+            if isinstance(part, Answer):
+                answer = part
+        assert answer is not None
+        return answer
+
+
+_default: Assistant | None = None
+
+
+def ask(question: str, history: History | None = None) -> Answer:
+    """Module-level shortcut: one Assistant with default settings, created on first use."""
+    global _default
+    if _default is None:
+        _default = Assistant()
+    return _default.ask(question, history)

@@ -1,0 +1,216 @@
+"""The retrieval chain: condense a follow-up, retrieve, pack context, prompt, generate, verify.
+
+Built from LangChain pieces (prompt templates, chat models, message types) but driven
+step by step, because each step is timed, the refusal decision sits between retrieval
+and generation, and the final Answer needs the verified text rather than the raw stream.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.prompts import ChatPromptTemplate
+
+from assistant.citations import verify
+from assistant.errors import AssistantError, ModelError
+from assistant.index import Index
+from assistant.prompts import load_prompt, render
+from assistant.retrieval import Retrieval, Retriever
+from assistant.settings import Settings
+from assistant.text import content_words, count_tokens, split_sentences, truncate_tokens
+from assistant.types import Answer, Entry, Source
+
+History = list[tuple[str, str]]
+REFERS_BACK = re.compile(
+    r"^\s*(and|also|what about|how about|so|then|but|why)\b|"
+    r"\b(it|its|it's|they|them|their|this|that|these|those|the same|the former|the latter|he|she|one)\b",
+    re.I,
+)
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    question: str
+    standalone: str
+    notes: list[str]
+
+
+def clean_question(question: str, settings: Settings) -> Prepared:
+    """Strip control characters; trim an over-long question to the token budget, with a note."""
+    if not isinstance(question, str):
+        raise AssistantError("The question must be text - type a question")
+    text = CONTROL.sub(" ", question).strip()
+    if not text:
+        raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
+    notes = []
+    if count_tokens(text) > settings.question_tokens:
+        text = truncate_tokens(text, settings.question_tokens).strip()
+        notes.append(
+            f"The question was longer than {settings.question_tokens} tokens; only its start was used."
+        )
+    return Prepared(text, text, notes)
+
+
+def refers_back(question: str, history: History) -> bool:
+    """Does the question lean on earlier turns ("and what caveat does it have?")?"""
+    if not any(role == "user" for role, _ in history):
+        return False
+    return bool(REFERS_BACK.search(question)) or len(content_words(question)) <= 1
+
+
+def rule_condense(question: str, history: History) -> str:
+    """Offline condensing: the follow-up plus the subject of the last user question."""
+    last = next((text for role, text in reversed(history) if role == "user"), "")
+    return f"{question} (about: {last.strip()})" if last else question
+
+
+def format_history(history: History, limit: int = 6) -> str:
+    return "\n".join(f"{role}: {text}" for role, text in history[-limit:])
+
+
+def pack_context(
+    sources: list[Source], index: Index, budget: int, whole_entries: int = 3
+) -> tuple[str, dict[str, Entry]]:
+    """Best chunks first, grouped by entry, until the token budget is spent.
+
+    The top `whole_entries` entries bring all their chunks (a concept page's technology
+    list, an abstract's second half); the rest bring only their best-matching chunk.
+    """
+    blocks: list[str] = []
+    entries: dict[str, Entry] = {}
+    used = 0
+    for rank, source in enumerate(sources):
+        entry = index.entry(source.entry_id)
+        if entry is None:
+            continue
+        texts = [source.text]
+        if rank < whole_entries:
+            texts += [c.text for c in index.chunks_of(entry.id) if c.id != source.chunk_id]
+        for text in texts:
+            block = render("context_block", id=entry.id, title=entry.title, kind=entry.kind, text=text)
+            cost = count_tokens(block)
+            if used + cost > budget and blocks:
+                break
+            blocks.append(block)
+            entries[entry.id] = entry
+            used += cost
+    return "\n\n".join(blocks), entries
+
+
+class AnswerChain:
+    """One question in, a stream of text deltas and finally a verified Answer out."""
+
+    def __init__(
+        self, settings: Settings, index: Index, retriever: Retriever, model: BaseChatModel, label: str
+    ):
+        self.settings = settings
+        self.index = index
+        self.retriever = retriever
+        self.model = model
+        self.label = label
+        self.prompt = ChatPromptTemplate.from_messages(
+            [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
+        )
+
+    def condense(self, question: str, history: History) -> str:
+        if not refers_back(question, history):
+            return question
+        if self.label.startswith("openai:"):
+            from assistant.models import complete
+
+            messages = [("human", render("condense", history=format_history(history), question=question))]
+            try:
+                rewritten = complete(self.model, ChatPromptTemplate.from_messages(messages).format_messages())
+                return (
+                    rewritten.strip().splitlines()[0]
+                    if rewritten.strip()
+                    else rule_condense(question, history)
+                )
+            except ModelError:
+                return rule_condense(question, history)
+        return rule_condense(question, history)
+
+    def retrieve(self, query: str) -> Retrieval:
+        return self.retriever.retrieve(query, k=self.settings.top_k)
+
+    def stream(self, question: str, history: History | None = None) -> Iterator[str | Answer]:
+        from assistant.models import stream_reply
+
+        history = list(history or [])
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        prepared = clean_question(question, self.settings)
+        self.index.require_entries()
+
+        t0 = time.perf_counter()
+        standalone = self.condense(prepared.question, history)
+        timings["condense"] = ms(t0)
+        t0 = time.perf_counter()
+        retrieval = self.retrieve(standalone)
+        timings["retrieve"] = ms(t0)
+        answer = Answer(
+            prepared.question, "", [], retrieval.sources, False, self.label, timings, prepared.notes
+        )
+        if standalone != prepared.question:
+            answer.notes.append(f"Searched for: {standalone}")
+
+        if retrieval.confidence < self.settings.refusal_threshold or not retrieval.sources:
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
+            timings["total"] = ms(started)
+            yield answer.text
+            yield answer
+            return
+
+        context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
+        messages = self.prompt.format_messages(
+            refusal=load_prompt("refusal"), context=context, question=standalone
+        )
+        t0 = time.perf_counter()
+        parts: list[str] = []
+        for delta in stream_reply(self.model, messages, attempts=2):
+            parts.append(delta)
+            yield delta
+        timings["generate"] = ms(t0)
+
+        t0 = time.perf_counter()
+        raw = "".join(parts).strip()
+        if is_refusal(raw):
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
+        else:
+            verified = verify(raw, entries)
+            answer.text, answer.citations = verified.text, verified.citations
+            if verified.dropped:
+                answer.notes.append(
+                    f"Removed citations of ids that were not in the context: {', '.join(verified.dropped)}"
+                )
+            answer.notes.extend(f"Unverified citation removed - {n}" for n in verified.unsupported)
+            if not any(c.supported for c in answer.citations):
+                answer.notes.append("No claim in this answer is backed by a verified citation.")
+        timings["verify"] = ms(t0)
+        timings["total"] = ms(started)
+        yield answer
+
+
+def is_refusal(text: str) -> bool:
+    refusal = load_prompt("refusal").lower().rstrip(".")
+    return (
+        not text
+        or text.lower().startswith(refusal)
+        or (refusal in text.lower() and len(split_sentences(text)) <= 2)
+    )
+
+
+def refusal_text(suggestions: list[Source]) -> str:
+    if not suggestions:
+        return load_prompt("refusal")
+    names = ", ".join(f"“{s.title}”" for s in suggestions)
+    return render("refusal_suggestions", suggestions=names)
+
+
+def ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)

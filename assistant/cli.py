@@ -1,0 +1,188 @@
+"""`assistant index | ask | chat | serve | eval | bench` - the command line.
+
+Exit 0 on success; 1 on a user error with one line that says what to do, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from assistant.errors import AssistantError
+from assistant.settings import Settings
+
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+    "ANONYMIZED_TELEMETRY": "False",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assistant", description="Cited answers about ML systems.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", help="sync knowledge files into the index")
+    p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: ASSISTANT_KNOWLEDGE)")
+    p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("ask", help="answer one question with citations")
+    p.add_argument("question")
+    p.add_argument("--json", action="store_true", help="print the Answer as JSON")
+    p.add_argument("--model", help="override ASSISTANT_MODEL (extractive, stub, openai:<model>)")
+
+    p = sub.add_parser("chat", help="a conversation in the terminal (empty line or Ctrl-D to quit)")
+    p.add_argument("--model", help="override ASSISTANT_MODEL")
+
+    p = sub.add_parser("serve", help="serve the chat UI")
+    p.add_argument("--host", help="default 127.0.0.1 (ASSISTANT_HOST)")
+    p.add_argument("--port", type=int, help="default 7860 (ASSISTANT_PORT)")
+
+    p = sub.add_parser("eval", help="run a question set and report retrieval, citation and refusal metrics")
+    p.add_argument("--questions", type=Path, default=Path("knowledge/questions/seed.jsonl"))
+    p.add_argument("--model", help="override ASSISTANT_MODEL")
+    p.add_argument(
+        "--out", type=Path, default=Path("results"), help="folder for results.json, report.md, recall.png"
+    )
+    p.add_argument("--modes", default="hybrid,dense,lexical", help="retrieval modes to compare")
+    p.add_argument("--baseline", type=Path, help="a previous results.json to compare against")
+    p.add_argument("--max-drop", type=float, default=0.02, help="largest allowed fall of a headline metric")
+    p.add_argument("--judge", action="store_true", help="add an LLM-judged score (needs an openai: model)")
+
+    p = sub.add_parser("bench", help="measure indexing, query and scale performance")
+    p.add_argument("--out", type=Path, default=Path("bench/results"), help="folder for results.json and .md")
+    p.add_argument("--quick", action="store_true", help="smaller scale points (for a smoke run)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        if getattr(args, "model", None):
+            settings = settings.with_(model=args.model)
+        return COMMANDS[args.command](args, settings)
+    except AssistantError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.assistant import Assistant
+
+    bot = Assistant(settings, auto_index=False)
+    report = bot.index(args.paths or None, rebuild=args.rebuild)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    for problem in report.skipped:
+        print(f"skipped {problem}", file=sys.stderr)
+    print(report.summary())
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.assistant import Assistant
+
+    answer = Assistant(settings).ask(args.question)
+    if args.json:
+        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(format_answer(answer))
+    return 0
+
+
+def format_answer(answer) -> str:
+    """The answer, then numbered citations with titles, links and quotes."""
+    lines = [answer.text, ""]
+    for number, citation in enumerate(answer.citations, start=1):
+        mark = "" if citation.supported else " (unverified)"
+        link = f" {citation.url}" if citation.url else ""
+        lines.append(f"[{number}] {citation.entry_id} - {citation.title}{link}{mark}")
+        lines.append(f'    "{citation.quote}"')
+    if answer.refused and answer.sources:
+        lines.append("Nearest entries: " + "; ".join(f"{s.entry_id} ({s.title})" for s in answer.sources[:3]))
+    for note in answer.notes:
+        lines.append(f"note: {note}")
+    lines.append(f"-- {answer.model}, {answer.timings.get('total', 0):.0f} ms")
+    return "\n".join(lines).strip()
+
+
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.assistant import Assistant
+    from assistant.types import Answer
+
+    bot = Assistant(settings)
+    history: list[tuple[str, str]] = []
+    print(f"Ask about ML systems ({bot.model_label}). Empty line or Ctrl-D quits.")
+    while True:
+        try:
+            question = input("> ").strip()
+        except EOFError:
+            print()
+            return 0
+        if not question:
+            return 0
+        try:
+            final = None
+            for part in bot.stream(question, history):
+                if isinstance(part, Answer):
+                    final = part
+            assert final is not None
+            print(format_answer(final) + "\n")
+            history += [("user", question), ("assistant", final.text)]
+        except AssistantError as error:
+            print(f"error: {error}\n")
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from ui.app import serve
+
+    serve(settings, args.host, args.port)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.evaluate import run
+
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    return run(
+        settings,
+        args.questions,
+        args.out,
+        modes=modes,
+        baseline=args.baseline,
+        max_drop=args.max_drop,
+        judge=args.judge,
+    )
+
+
+def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.bench import run
+
+    return run(settings, args.out, quick=args.quick)
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "ask": cmd_ask,
+    "chat": cmd_chat,
+    "serve": cmd_serve,
+    "eval": cmd_eval,
+    "bench": cmd_bench,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""A real local HTTP server speaking the OpenAI chat-completions wire format, for tests.
+
+The `openai` client (through ChatOpenAI) talks to it over a real socket, so retries, timeouts,
+SSE parsing and dropped connections are exercised for real instead of mocked.
+
+    with FakeOpenAI() as server:
+        server.script(Status(429, retry_after=1), Reply("Hello [MLD-0472]."))
+        ...  # point Settings(openai_base_url=server.base_url) at it
+        server.requests  # [(path, headers with lower-case names, json_body), ...]
+
+Each chat request consumes the next scripted item; an empty queue repeats `server.default`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Answer with `text` (as one JSON body, or as SSE deltas of about a word each)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Status:
+    """Answer with an HTTP error in OpenAI's `{"error": {...}}` shape."""
+
+    code: int
+    retry_after: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class CutOff:
+    """Send `text` (streamed: as deltas; else: half a JSON body), then drop the connection."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Delay:
+    """Wait `seconds` before answering with `then` (the default reply when None)."""
+
+    seconds: float
+    then: Step | None = None
+
+
+Step = Reply | Status | CutOff | Delay
+
+ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
+
+
+def deltas(text: str) -> list[str]:
+    """Split text into word-sized pieces that join back to exactly `text`."""
+    return re.findall(r"\s*\S+\s*", text) or [text]
+
+
+class FakeOpenAI:
+    """The server: `base_url`, `script(...)`, `default`, `requests`; a context manager."""
+
+    def __init__(self, default: Step = Reply("Hello from the fake model.")) -> None:
+        self.default = default
+        self.requests: list[tuple[str, dict[str, str], Any]] = []
+        self._queue: deque[Step] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.fake = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def script(self, *steps: Step) -> None:
+        with self._lock:
+            self._queue.extend(steps)
+
+    def next_step(self) -> Step:
+        with self._lock:
+            return self._queue.popleft() if self._queue else self.default
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping in a Delay
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up (timeouts, closed pooled connections) is normal here; bugs are not."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, like real servers
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    @property
+    def fake(self) -> FakeOpenAI:
+        return self.server.fake  # type: ignore[attr-defined]
+
+    def do_GET(self) -> None:
+        self._record(None)
+        if self.path.rstrip("/") == "/v1/models":
+            model = {"id": "gpt-4o-mini", "object": "model", "created": 0, "owned_by": "fake"}
+            self._send(200, json.dumps({"object": "list", "data": [model]}).encode())
+        else:
+            self._error(404, f"Unknown path {self.path}")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        self._record(body)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._error(404, f"Unknown path {self.path}")
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+            self._play(self.fake.next_step(), body)
+
+    def _record(self, body: Any) -> None:
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        with self.fake._lock:
+            self.fake.requests.append((self.path, headers, body))
+
+    def _play(self, step: Step, body: dict[str, Any]) -> None:
+        if isinstance(step, Delay):
+            if not self.fake._stopping.wait(step.seconds):
+                self._play(step.then or self.fake.default, body)
+        elif isinstance(step, Status):
+            self._error(step.code, step.message, step.retry_after)
+        elif body.get("stream"):
+            self._stream(step.text, body, cut=isinstance(step, CutOff))
+        else:
+            self._complete(step.text, body, cut=isinstance(step, CutOff))
+
+    def _complete(self, text: str, body: dict[str, Any], cut: bool) -> None:
+        message = {"role": "assistant", "content": text}
+        payload = _envelope(body, "chat.completion", {"message": message, "finish_reason": "stop"})
+        payload["usage"] = _usage(body, text)
+        self._send(200, json.dumps(payload).encode(), cut=cut)
+
+    def _stream(self, text: str, body: dict[str, Any], cut: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self._event(_envelope(body, "chat.completion.chunk", {"delta": {"role": "assistant", "content": ""}}))
+        for piece in deltas(text):
+            self._event(_envelope(body, "chat.completion.chunk", {"delta": {"content": piece}}))
+        if cut:
+            self._drop()  # no final chunk, no [DONE], no terminating zero-length chunk
+            return
+        self._event(_envelope(body, "chat.completion.chunk", {"delta": {}, "finish_reason": "stop"}))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage_chunk = _envelope(body, "chat.completion.chunk", None)
+            usage_chunk["usage"] = _usage(body, text)
+            self._event(usage_chunk)
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")  # end of the chunked body
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        """Close the socket abruptly, mid-body, the way a crashed server would."""
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.close_connection = True
+
+    def _error(self, code: int, message: str | None, retry_after: float | None = None) -> None:
+        kind = "server_error" if code >= 500 else "requests" if code == 429 else "invalid_request_error"
+        error = {
+            "message": message or f"Fake error {code}",
+            "type": kind,
+            "param": None,
+            "code": ERROR_CODES.get(code),
+        }
+        headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+        self._send(code, json.dumps({"error": error}).encode(), headers)
+
+    def _send(self, code: int, data: bytes, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+        """A JSON response; `cut` promises the whole body but sends half, then hangs up."""
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2] if cut else data)
+        if cut:
+            self._drop()
+
+
+def _envelope(body: dict[str, Any], kind: str, choice: dict[str, Any] | None) -> dict[str, Any]:
+    choices = [] if choice is None else [{"index": 0, "finish_reason": None, "logprobs": None, **choice}]
+    return {
+        "id": "chatcmpl-fake",
+        "object": kind,
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": choices,
+    }
+
+
+def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    completion = len(text.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
