@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from assistant.text import content_words, split_sentences
 from assistant.types import Citation, Entry
 
-ID_PATTERN = r"(?:arxiv:\s*\d{4}\.\d{4,5}|glossary:[a-z0-9-]+|abs-[0-9a-f]{10}|[a-z][a-z0-9]{1,9}-\d{1,6}|\d{4}\.\d{4,5})"
+ID_PATTERN = (
+    r"(?:arxiv:\s*\d{4}\.\d{4,5}|glossary:[a-z0-9-]+|abs-[0-9a-f]{10}|"
+    r"[a-z][a-z0-9]{1,9}-\d{1,6}|\d{4}\.\d{4,5})"
+)
 MARKER = re.compile(
     rf"[\[(【]\s*(?P<ids>{ID_PATTERN}(?:\s*[,;]\s*{ID_PATTERN})*)\s*[\])】]?|(?<![\w:])(?P<bare>{ID_PATTERN})\]",
     re.IGNORECASE,
