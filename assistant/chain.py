@@ -135,6 +135,12 @@ class AnswerChain:
                 return rule_condense(question, history)
         return rule_condense(question, history)
 
+    def similarity(self, claim: str, sentences: list[str]) -> list[float]:
+        """Cosine of the claim to each candidate sentence (vectors are normalised)."""
+        vectors = self.index.embedder.embed_documents([claim, *sentences])
+        head = vectors[0]
+        return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
+
     def retrieve(self, query: str) -> Retrieval:
         return self.retriever.retrieve(query, k=self.settings.top_k)
 
@@ -182,7 +188,7 @@ class AnswerChain:
         if is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:
-            verified = verify(raw, entries)
+            verified = verify(raw, entries, self.similarity)
             answer.text, answer.citations = verified.text, verified.citations
             if verified.dropped:
                 answer.notes.append(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import IndexMismatchError
-from assistant.text import words
+from assistant.text import stems
 from assistant.types import Chunk, Entry
 
 FORMAT_VERSION = 1
@@ -116,7 +116,7 @@ class Store:
 
 
 def lexical_tokens(text: str) -> list[str]:
-    return words(text)
+    return stems(text)
 
 
 def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:

@@ -154,5 +154,29 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+def stem(word: str) -> str:
+    """A light suffix stripper: `serverlessly`, `GPUs`, `batching` meet `serverless`, `GPU`, `batch`."""
+    if len(word) == 4 and word.endswith("pus"):  # GPUs, TPUs, CPUs, NPUs
+        return word[:3]
+    if word.endswith(("ss", "us", "is")) or not word.isalpha():
+        return word
+    for suffix, replacement, shortest in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
+            return (
+                stem(word[: len(word) - len(suffix)] + replacement)
+                if suffix == "ly"
+                else (word[: len(word) - len(suffix)] + replacement)
+            )
+    return word
+
+
+SUFFIXES = (("ies", "y", 3), ("ly", "", 5), ("ing", "", 4), ("ed", "", 4), ("s", "", 3))
+
+
+def stems(text: str) -> list[str]:
+    return [stem(w) for w in words(text)]
+
+
 def content_words(text: str) -> set[str]:
-    return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
+    """Stemmed words that carry meaning (no stopwords, no single letters)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
