@@ -120,6 +120,8 @@ def test_openai_path_streams_through_the_real_client(seed_settings) -> None:
         assert [c.entry_id for c in answer.citations] == ["MLD-0472"]
         assert len(parts) > 2, "the reply arrives as several deltas"
         path, headers, body = server.requests[-1]
+        assert path.endswith("/chat/completions")
+        assert headers["authorization"] == "Bearer sk-test-secret"
         assert body["stream"] is True and body["model"] == "test-model"
         assert "[MLD-0472] GPU (concept)" in body["messages"][-1]["content"]
 
