@@ -1,0 +1,93 @@
+"""The public contract: names, prompts, settings and the CLI's edges."""
+
+from __future__ import annotations
+
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import assistant
+from assistant.cli import main
+from assistant.prompts import available, load_prompt
+from assistant.settings import Settings
+
+PLACEHOLDERS = {
+    "answer_system": {"refusal"},
+    "answer_user": {"context", "question"},
+    "condense": {"history", "question"},
+    "context_block": {"id", "title", "kind", "text"},
+    "refusal": set(),
+    "refusal_suggestions": {"suggestions"},
+}
+
+
+def test_public_names_are_pinned() -> None:
+    assert assistant.__all__ == ["Answer", "Assistant", "Citation", "Entry", "Settings", "Source", "ask"]
+    for name in assistant.__all__:
+        assert getattr(assistant, name) is not None
+
+
+def test_import_is_cheap_and_does_nothing() -> None:
+    code = "import sys, assistant; print(sorted(m for m in ('chromadb', 'torch', 'langchain_core') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", sorted(PLACEHOLDERS))
+def test_each_prompt_formats_with_its_placeholders(name: str) -> None:
+    text = load_prompt(name)
+    fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+    assert fields == PLACEHOLDERS[name]
+    rendered = text.format(**{f: f"<{f}>" for f in fields})
+    assert "{" not in rendered.replace("{{", "")
+
+
+def test_every_prompt_file_is_known() -> None:
+    assert set(available()) == set(PLACEHOLDERS)
+
+
+def test_settings_from_env() -> None:
+    env = {
+        "ASSISTANT_HOME": "/tmp/x",
+        "ASSISTANT_KNOWLEDGE": "a:b/c",
+        "ASSISTANT_MODEL": "stub",
+        "ASSISTANT_CHROMA_URL": "http://127.0.0.1:8000",
+        "OPENAI_API_KEY": "sk-secret",
+    }
+    settings = Settings.from_env(env)
+    assert settings.home == Path("/tmp/x")
+    assert settings.knowledge == (Path("a"), Path("b/c"))
+    assert settings.resolved_model == "stub"
+    assert settings.chroma_url == "http://127.0.0.1:8000"
+    assert "sk-secret" not in repr(settings)
+    assert Settings.from_env({}).resolved_model == "extractive"
+    assert Settings.from_env({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}).resolved_model.startswith("openai:")
+
+
+def test_bad_setting_is_a_one_line_cli_error(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.setenv("ASSISTANT_RETRIEVAL", "psychic")
+    assert main(["ask", "What is a GPU?"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hybrid" in err and "Traceback" not in err
+
+
+def test_cli_ask_json_and_empty_question(seed_settings, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.setenv("ASSISTANT_HOME", str(seed_settings.home))
+    monkeypatch.setenv("ASSISTANT_MODEL", "extractive")
+    assert main(["ask", "--json", "What is a GPU?"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    assert data["citations"][0]["entry_id"] == "MLD-0472"
+    assert main(["ask", "   "]) == 1
+    assert "empty" in capsys.readouterr().err
+
+
+def test_cli_index_reports_counts(seed_settings, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.setenv("ASSISTANT_HOME", str(seed_settings.home))
+    assert main(["index", str(seed_settings.knowledge[0])]) == 0
+    out = capsys.readouterr().out
+    assert "60 entries" in out and "0 added" in out and "60 unchanged" in out
