@@ -61,9 +61,7 @@ class Assistant:
     def entries(self) -> dict[str, Entry]:
         return {entry_id: item.entry for entry_id, item in self._index.entries.items()}
 
-    def search(
-        self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None
-    ) -> list[Source]:
+    def search(self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None) -> list[Source]:
         """Entry-level hybrid search, best first."""
         if not query or not query.strip():
             raise AssistantError("The search query is empty - type what to look for")
@@ -76,9 +74,7 @@ class Assistant:
     def model_label(self) -> str:
         from assistant.models import model_label
 
-        return (
-            model_label(self.settings) if self._model is None else getattr(self._model, "_llm_type", "custom")
-        )
+        return model_label(self.settings) if self._model is None else getattr(self._model, "_llm_type", "custom")
 
     @property
     def chain(self) -> AnswerChain:

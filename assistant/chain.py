@@ -50,9 +50,7 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     notes = []
     if count_tokens(text) > settings.question_tokens:
         text = truncate_tokens(text, settings.question_tokens).strip()
-        notes.append(
-            f"The question was longer than {settings.question_tokens} tokens; only its start was used."
-        )
+        notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
     return Prepared(text, text, notes)
 
 
@@ -105,9 +103,7 @@ def pack_context(
 class AnswerChain:
     """One question in, a stream of text deltas and finally a verified Answer out."""
 
-    def __init__(
-        self, settings: Settings, index: Index, retriever: Retriever, model: BaseChatModel, label: str
-    ):
+    def __init__(self, settings: Settings, index: Index, retriever: Retriever, model: BaseChatModel, label: str):
         self.settings = settings
         self.index = index
         self.retriever = retriever
@@ -126,11 +122,7 @@ class AnswerChain:
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
                 rewritten = complete(self.model, ChatPromptTemplate.from_messages(messages).format_messages())
-                return (
-                    rewritten.strip().splitlines()[0]
-                    if rewritten.strip()
-                    else rule_condense(question, history)
-                )
+                return rewritten.strip().splitlines()[0] if rewritten.strip() else rule_condense(question, history)
             except ModelError:
                 return rule_condense(question, history)
         return rule_condense(question, history)
@@ -159,9 +151,7 @@ class AnswerChain:
         t0 = time.perf_counter()
         retrieval = self.retrieve(standalone)
         timings["retrieve"] = ms(t0)
-        answer = Answer(
-            prepared.question, "", [], retrieval.sources, False, self.label, timings, prepared.notes
-        )
+        answer = Answer(prepared.question, "", [], retrieval.sources, False, self.label, timings, prepared.notes)
         if standalone != prepared.question:
             answer.notes.append(f"Searched for: {standalone}")
 
@@ -173,9 +163,7 @@ class AnswerChain:
             return
 
         context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
-        messages = self.prompt.format_messages(
-            refusal=load_prompt("refusal"), context=context, question=standalone
-        )
+        messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
         t0 = time.perf_counter()
         parts: list[str] = []
         for delta in stream_reply(self.model, messages, attempts=2):
@@ -204,11 +192,7 @@ class AnswerChain:
 
 def is_refusal(text: str) -> bool:
     refusal = load_prompt("refusal").lower().rstrip(".")
-    return (
-        not text
-        or text.lower().startswith(refusal)
-        or (refusal in text.lower() and len(split_sentences(text)) <= 2)
-    )
+    return not text or text.lower().startswith(refusal) or (refusal in text.lower() and len(split_sentences(text)) <= 2)
 
 
 def refusal_text(suggestions: list[Source]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from assistant.text import count_tokens, split_sentences
+from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Chunk, Entry
 
 CHUNKING_VERSION = 1
@@ -36,11 +36,10 @@ class Chunker:
             parts = [("concept" if entry.kind == "concept" else "abstract", "", split_sentences(entry.text))]
         out: list[Chunk] = []
         for field, label, sentences in parts:
-            head = f"{entry.title} — {label}" if label else entry.title
+            title = truncate_tokens(entry.title, self.max_tokens // 2)  # a huge title must not crowd out the text
+            head = f"{title} — {label}" if label else title
             for number, body in enumerate(self.pack(head, sentences, joiner)):
-                out.append(
-                    Chunk(f"{entry.id}::{field}:{number}", entry.id, entry.kind, entry.title, field, body)
-                )
+                out.append(Chunk(f"{entry.id}::{field}:{number}", entry.id, entry.kind, entry.title, field, body))
         return out
 
     def pack(self, heading: str, sentences: list[str], joiner: str = " ") -> list[str]:
@@ -69,17 +68,40 @@ class Chunker:
         return count_tokens(text) <= limit and (self.fits is None or self.fits(text))
 
     def cut(self, sentence: str, budget: int, head: str) -> list[str]:
-        """A sentence longer than the budget is split into word runs that fit."""
-        if self.within(head + sentence, budget + count_tokens(head)):
+        """A sentence longer than the budget is split into word runs that fit (characters if need be)."""
+        limit = budget + count_tokens(head)
+        if self.within(head + sentence, limit):
             return [sentence]
-        pieces, current = [], []
+        pieces: list[str] = []
+        current: list[str] = []
         for word in sentence.split():
-            if current and not self.within(head + " ".join([*current, word]), budget + count_tokens(head)):
+            if not self.within(head + word, limit):  # no spaces to split at: CJK text, a URL, a formula
+                if current:
+                    pieces.append(" ".join(current))
+                    current = []
+                pieces.extend(self.cut_characters(word, head, limit))
+                continue
+            if current and not self.within(head + " ".join([*current, word]), limit):
                 pieces.append(" ".join(current))
                 current = []
             current.append(word)
         if current:
             pieces.append(" ".join(current))
+        return pieces
+
+    def cut_characters(self, text: str, head: str, limit: int) -> list[str]:
+        """The longest character prefixes that fit, found by binary search."""
+        pieces = []
+        while text:
+            low, high = 1, len(text)
+            while low < high:
+                middle = (low + high + 1) // 2
+                if self.within(head + text[:middle], limit):
+                    low = middle
+                else:
+                    high = middle - 1
+            pieces.append(text[:low])
+            text = text[low:]
         return pieces
 
 
@@ -94,16 +116,12 @@ def concept_parts(entry: Entry) -> list[tuple[str, str, list[str]]]:
     if fields.get("aliases"):
         core.append(f"Also known as: {', '.join(fields['aliases'])}.")
     if fields.get("tags") or fields.get("stages"):
-        core.append(
-            f"Stages: {', '.join(fields.get('stages', []))}. Tags: {', '.join(fields.get('tags', []))}."
-        )
+        core.append(f"Stages: {', '.join(fields.get('stages', []))}. Tags: {', '.join(fields.get('tags', []))}.")
     parts = [("core", "", core)]
     technology = [f"{t['name']}: {t['description']}" for t in fields.get("technology", [])]
     if technology:
         parts.append(("technology", "technology connections", technology))
-    references = [
-        r["title"] + (f" ({r['note']})" if r.get("note") else "") for r in fields.get("references", [])
-    ]
+    references = [r["title"] + (f" ({r['note']})" if r.get("note") else "") for r in fields.get("references", [])]
     if references:
         parts.append(("references", "references", [r + "." for r in references]))
     known = {

@@ -121,6 +121,7 @@ def _local_tokenizer():
 
     tokenizer = Tokenizer.from_file(os.path.join(local_model_path(), "tokenizer.json"))
     tokenizer.no_truncation()
+    tokenizer.no_padding()
     return tokenizer
 
 

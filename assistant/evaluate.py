@@ -102,8 +102,7 @@ def _parse_question(obj: Any) -> Question:
         raise ValueError(f"type {qtype!r} is not one of {', '.join(QUESTION_TYPES)}")
     history = obj.get("history") or []
     if not isinstance(history, list) or not all(
-        isinstance(t, list) and len(t) == 2 and t[0] in ("user", "assistant") and isinstance(t[1], str)
-        for t in history
+        isinstance(t, list) and len(t) == 2 and t[0] in ("user", "assistant") and isinstance(t[1], str) for t in history
     ):
         raise ValueError('expected "history" to be a list of ["user"|"assistant", text] pairs')
     if qtype == "refuse" and gold:
@@ -128,9 +127,7 @@ def load_questions(path: str | Path) -> list[Question]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise AssistantError(
-            f"Cannot read question file {path} ({exc.strerror}) - pass --questions FILE"
-        ) from None
+        raise AssistantError(f"Cannot read question file {path} ({exc.strerror}) - pass --questions FILE") from None
     questions: list[Question] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
@@ -401,9 +398,7 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             )
         ]
     else:
-        tables = [
-            ("Headline (overall)", ["metric", "value"], [[k, _fmt(v)] for k, v in data["headline"].items()])
-        ]
+        tables = [("Headline (overall)", ["metric", "value"], [[k, _fmt(v)] for k, v in data["headline"].items()])]
     groups = {**metrics["by_type"], "overall": metrics["overall"]}
     keys = ["n", "n_answerable", *RETRIEVAL_KEYS, *ANSWER_KEYS]
     if not data["judge"]["enabled"]:
@@ -535,8 +530,7 @@ def _load_baseline(path: str | Path) -> dict[str, Any]:
         data["metrics"]["overall"]
     except (OSError, ValueError, KeyError, TypeError):
         raise AssistantError(
-            f"Baseline {path} is not a results.json from assistant eval - "
-            "pass the results.json of an earlier run"
+            f"Baseline {path} is not a results.json from assistant eval - pass the results.json of an earlier run"
         ) from None
     return data
 

@@ -39,9 +39,7 @@ INTENTS = (
         0.8,
     ),
 )
-DEFINITION_QUESTION = re.compile(
-    r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I
-)
+DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
 MAX_SENTENCES = 3
 KEEP_RATIO = 0.7
 
@@ -82,9 +80,7 @@ def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
             position, core = 0, line.strip() == title
             continue
         for sentence in split_sentences(line):
-            candidates.append(
-                Candidate(entry_id, rank, position if core else position + 1, kind, sentence, title)
-            )
+            candidates.append(Candidate(entry_id, rank, position if core else position + 1, kind, sentence, title))
             position += 1
     return question, candidates
 
@@ -142,9 +138,7 @@ def extract_answer(prompt: str) -> str:
 
 def definition_answer(definition: Candidate, candidates: list[Candidate]) -> str:
     """ "What is X?" with X a concept: its definition, and its example when the page has one."""
-    example = next(
-        (c for c in candidates if c.entry_id == definition.entry_id and c.text.startswith("Example:")), None
-    )
+    example = next((c for c in candidates if c.entry_id == definition.entry_id and c.text.startswith("Example:")), None)
     parts = [cite(definition.text, definition.entry_id)]
     if example is not None:
         parts.append(cite(example.text, example.entry_id))

@@ -24,14 +24,14 @@ from urllib.parse import urlparse
 
 from assistant.chunking import Chunker
 from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder, offline_environment
-from assistant.errors import EmptyIndexError, IndexUnavailableError
+from assistant.errors import EmptyIndexError, IndexMismatchError, IndexUnavailableError
 from assistant.knowledge import Problem, load_corpus
 from assistant.settings import Settings
 from assistant.store import Store, StoredEntry, lexical_tokens, vector_id
 from assistant.types import Chunk, Entry
 
 EMBED_BATCH = 256  # chunks per encoder call; the encoder batches internally
-VOLATILE_FIELDS = ("sources",)  # where an entry was read from does not change what it says
+VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does not change what it says
 
 
 @dataclass
@@ -78,6 +78,7 @@ class Index:
         self.store = Store(Path(settings.home) / "index")
         self._embedder = embedder
         self._collection: Any = None
+        self._chroma_client: Any = None
         self._lock = threading.Lock()
         self.chunker = Chunker(
             settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name)
@@ -112,8 +113,18 @@ class Index:
         }
 
     def reload(self) -> None:
-        """Read the committed generation (checking it was built with these settings)."""
-        self.store.check(self.expected_manifest())
+        """Read the committed generation; an index built with other settings is left unread.
+
+        The mismatch is kept and raised by anything that would use the index, except a
+        rebuild, so `assistant index --rebuild` can repair it.
+        """
+        self.mismatch: IndexMismatchError | None = None
+        try:
+            self.store.check(self.expected_manifest())
+        except IndexMismatchError as error:
+            self.mismatch = error
+            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            return
         self.entries, self.generation = self.store.load()
         self._rows = [chunk for item in self.entries.values() for chunk in item.chunks]
         self._by_vector = {vector_id(c, item.hash): c for item in self.entries.values() for c in item.chunks}
@@ -124,6 +135,8 @@ class Index:
         return not self.entries
 
     def require_entries(self) -> None:
+        if self.mismatch is not None:
+            raise self.mismatch
         if self.is_empty:
             paths = ":".join(p.as_posix() for p in self.settings.knowledge)
             raise EmptyIndexError(f"The index is empty - run: assistant index {paths.replace(':', ' ')}")
@@ -144,12 +157,13 @@ class Index:
                 self._collection = self._open_collection()
             return self._collection
 
-    def _open_collection(self) -> Any:
+    def _client(self) -> Any:
+        """The Chroma client (server or embedded), created once; failures name the fix."""
+        if self._chroma_client is not None:
+            return self._chroma_client
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        manifest = self.store.manifest() or {}
-        name = manifest.get("collection") or f"assistant-{uuid.uuid4().hex[:12]}"
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         url = self.settings.chroma_url
         try:
@@ -166,20 +180,36 @@ class Index:
                 path = self.store.root / "chroma"
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+        except Exception as error:  # chromadb raises many types; all mean "cannot open"
+            raise self._unavailable(error) from error
+        self._chroma_client = client
+        return client
+
+    def _unavailable(self, error: Exception) -> IndexUnavailableError:
+        url = self.settings.chroma_url
+        if url:
+            return IndexUnavailableError(
+                f"Cannot reach the Chroma server at {url} ({type(error).__name__}) - "
+                "start it (chroma run --path DIR --host 127.0.0.1 --port PORT) or unset ASSISTANT_CHROMA_URL"
+            )
+        return IndexUnavailableError(
+            f"Cannot open the index in {self.store.root} ({type(error).__name__}) - "
+            "rebuild it: assistant index --rebuild"
+        )
+
+    def _open_collection(self) -> Any:
+        manifest = self.store.manifest() or {}
+        name = manifest.get("collection") or f"assistant-{uuid.uuid4().hex[:12]}"
+        client = self._client()
+        try:
             return client.get_or_create_collection(
                 name,
                 embedding_function=ChromaEmbeddingFunction(self),
                 configuration={"hnsw": {"space": "cosine"}},
                 metadata={"embeddings": self.embedder_name},
             )
-        except Exception as error:  # chromadb raises many types; all mean "cannot open"
-            where = f"the Chroma server at {url}" if url else f"the index in {self.store.root}"
-            fix = (
-                "start it (chroma run --path DIR --port PORT) or unset ASSISTANT_CHROMA_URL"
-                if url
-                else ("rebuild it: assistant index --rebuild")
-            )
-            raise IndexUnavailableError(f"Cannot open {where} ({type(error).__name__}) - {fix}") from error
+        except Exception as error:
+            raise self._unavailable(error) from error
 
     def vector_ids(self) -> set[str]:
         collection, ids, offset = self.collection(), set(), 0
@@ -204,8 +234,8 @@ class Index:
         started = time.perf_counter()
         if rebuild:
             self.drop()
-        else:
-            self.store.check(self.expected_manifest())
+        elif self.mismatch is not None:
+            raise self.mismatch
         corpus = load_corpus(list(paths) if paths is not None else list(self.settings.knowledge))
         report = SyncReport(skipped=list(corpus.problems), files=len(corpus.files))
         chunking = self.chunker.settings()
@@ -302,21 +332,23 @@ class Index:
             ids=[vid for vid, _ in batch],
             embeddings=vectors,
             documents=[chunk.text for _, chunk in batch],
-            metadatas=[
-                {"entry_id": c.entry_id, "kind": c.kind, "field": c.field, "chunk_id": c.id} for _, c in batch
-            ],
+            metadatas=[{"entry_id": c.entry_id, "kind": c.kind, "field": c.field, "chunk_id": c.id} for _, c in batch],
         )
 
     def drop(self) -> None:
-        """Forget everything (for --rebuild): the collection, the store and the manifest."""
-        import shutil
+        """Forget everything (for --rebuild): the collection's vectors, the store and the manifest.
 
+        The Chroma folder itself stays: chromadb caches one client per path, and deleting
+        the files under a live client leaves it writing to a read-only database.
+        """
         manifest = self.store.manifest() or {}
-        if self.settings.chroma_url and manifest.get("collection"):
-            with contextlib.suppress(Exception):  # already gone is fine
-                self.collection()._client.delete_collection(manifest["collection"])
+        if manifest.get("collection"):
+            self._collection = None
+            with contextlib.suppress(Exception):  # another embedding model's config, or already gone
+                self._client().delete_collection(manifest["collection"])
         self._collection = None
-        shutil.rmtree(self.store.root, ignore_errors=True)
+        self.store.clear()
+        self.mismatch = None
         self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
 
     # --- search primitives -------------------------------------------------------------
@@ -326,18 +358,23 @@ class Index:
         if not self._rows:
             return []
         vector = self.embedder.embed_query(query) if isinstance(query, str) else query
-        wanted = min(len(self._rows), k + 8)
-        result = self.collection().query(
-            query_embeddings=[vector],
-            n_results=wanted,
-            where={"kind": kind} if kind else None,
-            include=["distances"],
-        )
-        out = []
-        for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
-            chunk = self._by_vector.get(vid)  # vectors of an uncommitted sync are ignored
-            if chunk is not None:
-                out.append((chunk, 1.0 - float(distance)))
+        total = self.collection().count()
+        wanted = min(total, k + 8)
+        while True:
+            result = self.collection().query(
+                query_embeddings=[vector],
+                n_results=wanted,
+                where={"kind": kind} if kind else None,
+                include=["distances"],
+            )
+            out = []
+            for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
+                chunk = self._by_vector.get(vid)  # vectors of an uncommitted sync are skipped
+                if chunk is not None:
+                    out.append((chunk, 1.0 - float(distance)))
+            if len(out) >= k or wanted >= total:
+                break
+            wanted = min(total, wanted * 4)  # a killed or running sync left vectors we skip
         return out[:k]
 
     def lexical(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:

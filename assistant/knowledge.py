@@ -133,9 +133,7 @@ def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path
                 yield path
             elif path.suffix not in IGNORED_SUFFIXES:
                 corpus.problems.append(
-                    Problem(
-                        display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records"
-                    )
+                    Problem(display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records")
                 )
 
 
@@ -144,9 +142,7 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
     shown = display_path(path)
     size = path.stat().st_size
     if limit is not None and size > limit:
-        corpus.problems.append(
-            Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes")
-        )
+        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes"))
         return None
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
@@ -156,9 +152,7 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        corpus.problems.append(
-            Problem(shown, line, f"not UTF-8 text (byte {error.start}) - save the file as UTF-8")
-        )
+        corpus.problems.append(Problem(shown, line, f"not UTF-8 text (byte {error.start}) - save the file as UTF-8"))
         return None
 
 
@@ -186,9 +180,7 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
                 corpus.add(entry)
         else:
             corpus.problems.append(
-                Problem(
-                    shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1"
-                )
+                Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
             )
     return corpus
 
@@ -201,10 +193,11 @@ def parse_concept_page(text: str, source: str) -> Entry | Problem:
     lines = [line.rstrip() for line in text.splitlines()]
     header = CONCEPT_HEADER.match(lines[0].strip())
     assert header is not None
-    if len(lines) < 3 or not lines[1].strip() or not lines[2].strip():
-        return Problem(
-            source, min(len(lines), 3), "expected the title on line 2 and the definition on line 3"
-        )
+    if len(lines) < 2 or not lines[1].strip():
+        return Problem(source, 2, "expected the title on line 2")
+    definition = lines[2].strip() if len(lines) > 2 else ""
+    if not definition or definition in KNOWN_HEADINGS or STATUS_LINE.search(definition):
+        return Problem(source, 3, "expected the definition on line 3")
     fields: dict[str, Any] = {"section": header["section"], "definition": clean(lines[2])}
     status: list[str] = []
     current: str | None = None
@@ -214,6 +207,8 @@ def parse_concept_page(text: str, source: str) -> Entry | Problem:
         if line in KNOWN_HEADINGS:
             current = KNOWN_HEADINGS[line]
             fields.setdefault(current, [] if current in LIST_FIELDS else "")
+        elif current in ("example", "caveat") and not fields[current]:
+            fields[current] = clean(line)  # the first line under a text heading is its content
         elif current is None and STATUS_LINE.search(line):
             status.append(line)
         elif looks_like_heading(line):
@@ -340,9 +335,7 @@ def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
             if not raw.strip():
                 continue
             if len(raw) > MAX_LINE_CHARS:
-                corpus.problems.append(
-                    Problem(shown, number, f"line of {len(raw):,} bytes - expected one record")
-                )
+                corpus.problems.append(Problem(shown, number, f"line of {len(raw):,} bytes - expected one record"))
                 continue
             try:
                 record = json.loads(raw.decode("utf-8"))
@@ -380,28 +373,17 @@ def arxiv_entry(record: dict[str, Any], source: str) -> Entry | Problem:
     if arxiv:
         title = clean(str(title or arxiv))
         return Entry(f"arxiv:{arxiv}", "abstract", title, text, fields, source, ARXIV_URL + arxiv)
-    return Entry(
-        abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source
-    )
+    return Entry(abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source)
 
 
-def glossary_entries(
-    records: list[tuple[int, dict[str, Any]]], shown: str, corpus: Corpus
-) -> Iterator[Entry]:
+def glossary_entries(records: list[tuple[int, dict[str, Any]]], shown: str, corpus: Corpus) -> Iterator[Entry]:
     """Glossary terms; `related` anchors are resolved to entry ids where a term matches."""
     by_anchor: dict[str, str] = {}
     valid: list[tuple[int, dict[str, Any], str, list[str]]] = []
     for number, record in records:
         term, definition = record.get("term"), record.get("definition")
-        if (
-            not isinstance(term, str)
-            or not term.strip()
-            or not isinstance(definition, str)
-            or not definition.strip()
-        ):
-            corpus.problems.append(
-                Problem(shown, number, "expected a glossary record with 'term' and 'definition'")
-            )
+        if not isinstance(term, str) or not term.strip() or not isinstance(definition, str) or not definition.strip():
+            corpus.problems.append(Problem(shown, number, "expected a glossary record with 'term' and 'definition'"))
             continue
         title = clean(strip_tags(term))
         aliases = re.findall(r"\(([^)]+)\)", title)
@@ -411,9 +393,7 @@ def glossary_entries(
             by_anchor.setdefault(slugify(key), entry_id)
         valid.append((number, record, title, aliases))
     for number, record, title, aliases in valid:
-        related = [
-            by_anchor.get(slugify(str(anchor).replace("_", " "))) for anchor in record.get("related") or []
-        ]
+        related = [by_anchor.get(slugify(str(anchor).replace("_", " "))) for anchor in record.get("related") or []]
         definition = clean(record["definition"]).replace("[$$]", "$").replace("[/$$]", "$").replace(" ,", ",")
         definition = re.sub(r"\s+([.;:])", r"\1", definition)
         fields = {"aliases": aliases, "related": [r for r in dict.fromkeys(related) if r]}

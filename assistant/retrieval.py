@@ -10,16 +10,20 @@ not evidence.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
 
 from assistant.index import Index
-from assistant.text import words
+from assistant.text import content_words, words
 from assistant.types import Chunk, Source
 
 RRF_K = 60
 CANDIDATES = 40
+DENSE_WEIGHT = 1.0
+LEXICAL_WEIGHT = 1.0
+COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
 QUESTION_FRAME = re.compile(
     r"^(?:what|who|which)\s+(?:is|are|was|were|does)\s+(?:an?\s+|the\s+)?|^(?:define|explain|describe)\s+|"
     r"^(?:tell me about|what do you know about)\s+|\s+(?:stand for|mean|means|used for|do)\s*$",
@@ -29,7 +33,7 @@ QUESTION_FRAME = re.compile(
 @dataclass(frozen=True)
 class Retrieval:
     sources: list[Source]
-    confidence: float  # best dense cosine (or 1.0 on an exact name match)
+    confidence: float  # mean of best dense cosine and best word coverage; 1.0 on a name match
     name_match: str | None = None
 
 
@@ -73,26 +77,56 @@ class Retriever:
                 return self.names[close[0]]
         return []
 
-    def retrieve(
-        self, query: str, k: int = 10, kind: str | None = None, tags: list[str] | None = None
-    ) -> Retrieval:
+    @cached_property
+    def entry_words(self) -> dict[str, frozenset[str]]:
+        """Stemmed content words of each entry (title and text), for coverage and rarity."""
+        return {
+            entry_id: frozenset(content_words(f"{item.entry.title} {item.entry.text}"))
+            for entry_id, item in self.index.entries.items()
+        }
+
+    @cached_property
+    def document_frequency(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for entry_words in self.entry_words.values():
+            for word in entry_words:
+                counts[word] = counts.get(word, 0) + 1
+        return counts
+
+    def coverage(self, query: str, entry_ids: list[str]) -> dict[str, float]:
+        """Share of the query's rarity-weighted content words each entry contains (0..1).
+
+        A word no entry has weighs most, so "the price of an H100" is not covered by a paper
+        that merely mentions H100s, while "MicroEP" is fully covered by the paper that names it.
+        """
+        asked = content_words(query)
+        if not asked:
+            return dict.fromkeys(entry_ids, 0.0)
+        total = len(self.entry_words) or 1
+        weight = {w: math.log(1 + total / (1 + self.document_frequency.get(w, 0))) for w in asked}
+        norm = sum(weight.values())
+        return {e: sum(weight[w] for w in asked & self.entry_words.get(e, frozenset())) / norm for e in entry_ids}
+
+    def retrieve(self, query: str, k: int = 10, kind: str | None = None, tags: list[str] | None = None) -> Retrieval:
         dense: list[tuple[Chunk, float]] = []
         lexical: list[tuple[Chunk, float]] = []
         if self.mode in ("hybrid", "dense"):
             dense = best_per_entry(self.index.dense(query, CANDIDATES, kind))
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(query, CANDIDATES, kind))
-        named = [
-            e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind
-        ]
+        named = [e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
-        for ranking in (dense, lexical):
+        for ranking, weight in ((dense, DENSE_WEIGHT), (lexical, LEXICAL_WEIGHT)):
             for rank, (chunk, _score) in enumerate(ranking, start=1):
-                fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + 1.0 / (RRF_K + rank)
+                fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (RRF_K + rank)
                 chunks.setdefault(chunk.entry_id, chunk)
-        lists = sum(1 for ranking in (dense, lexical) if ranking) or 1
-        best = lists / (RRF_K + 1)
+        unit = 1.0 / (RRF_K + 1)  # what a first place in one ranking is worth
+        covered = self.coverage(query, list(fused))
+        if self.mode == "hybrid":
+            for entry_id, share in covered.items():
+                fused[entry_id] += COVERAGE_WEIGHT * share * unit
+        best = (DENSE_WEIGHT * bool(dense) + LEXICAL_WEIGHT * bool(lexical) + COVERAGE_WEIGHT) * unit
         for entry_id in named:
             fused[entry_id] = fused.get(entry_id, 0.0) + 2 * best  # names outrank any fusion
             chunks.setdefault(entry_id, best_named_chunk(self.index.chunks_of(entry_id), query))
@@ -101,20 +135,12 @@ class Retriever:
             fused = {e: s for e, s in fused.items() if wanted & entry_tags(self.index, e)}
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
         sources = [
-            Source(
-                e,
-                chunks[e].id,
-                chunks[e].title,
-                chunks[e].kind,
-                chunks[e].text,
-                round(min(1.0, s / best), 4),
-                rank,
-            )
+            Source(e, chunks[e].id, chunks[e].title, chunks[e].kind, chunks[e].text, round(min(1.0, s / best), 4), rank)
             for rank, (e, s) in enumerate(ordered, start=1)
         ]
-        confidence = dense[0][1] if dense else (1.0 if lexical else 0.0)
-        if named:
-            confidence = max(confidence, 1.0)
+        top_coverage = max((covered.get(e, 0.0) for e, _ in ordered[:5]), default=0.0)
+        similarity = dense[0][1] if dense else top_coverage
+        confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence, named[0] if named else None)
 
 

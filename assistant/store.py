@@ -81,12 +81,20 @@ class Store:
             for line in handle:
                 record = json.loads(line)
                 entry = Entry(**record["entry"])
-                chunks = [
-                    Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c)
-                    for c in record["chunks"]
-                ]
+                chunks = [Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]]
                 stored[entry.id] = StoredEntry(entry, record["hash"], chunks)
         return stored, generation
+
+    def clear(self) -> None:
+        """Remove the manifest and every generation (the Chroma folder is not ours to delete)."""
+        self.manifest_path.unlink(missing_ok=True)
+        if self.root.exists():
+            for old in self.root.iterdir():
+                if old.name.startswith(("entries-", "lexical-")):
+                    if old.is_dir():
+                        shutil.rmtree(old, ignore_errors=True)
+                    else:
+                        old.unlink(missing_ok=True)
 
     def lexical_dir(self, generation: int) -> Path:
         return self.root / f"lexical-{generation}"
@@ -103,9 +111,7 @@ class Store:
             handle.flush()
             os.fsync(handle.fileno())
         build_lexical(stored, self.lexical_dir(generation))
-        write_json_atomic(
-            self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation}
-        )
+        write_json_atomic(self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation})
         keep = {path.name, self.lexical_dir(generation).name}
         for old in self.root.iterdir():
             if old.name.startswith(("entries-", "lexical-")) and old.name not in keep:

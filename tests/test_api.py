@@ -31,7 +31,9 @@ def test_public_names_are_pinned() -> None:
 
 
 def test_import_is_cheap_and_does_nothing() -> None:
-    code = "import sys, assistant; print(sorted(m for m in ('chromadb', 'torch', 'langchain_core') if m in sys.modules))"
+    code = (
+        "import sys, assistant; print(sorted(m for m in ('chromadb', 'torch', 'langchain_core') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
