@@ -88,13 +88,18 @@ class Assistant:
             self._chain = AnswerChain(self.settings, self._index, self._retriever, model, label)
         return self._chain
 
-    def stream(self, question: str, history: History | None = None) -> Iterator[str | Answer]:
-        """Text deltas as they are generated, then the final verified Answer as the last item."""
-        yield from self.chain.stream(question, history)
+    def stream(
+        self, question: str, history: History | None = None, *, kind: str | None = None
+    ) -> Iterator[str | Answer]:
+        """Text deltas as they are generated, then the final verified Answer as the last item.
 
-    def ask(self, question: str, history: History | None = None) -> Answer:
+        `kind` ("concept" or "abstract") restricts what the answer may draw on.
+        """
+        yield from self.chain.stream(question, history, kind)
+
+    def ask(self, question: str, history: History | None = None, *, kind: str | None = None) -> Answer:
         answer = None
-        for part in self.stream(question, history):
+        for part in self.stream(question, history, kind=kind):
             if isinstance(part, Answer):
                 answer = part
         assert answer is not None

@@ -133,10 +133,12 @@ class AnswerChain:
         head = vectors[0]
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
-    def retrieve(self, query: str) -> Retrieval:
-        return self.retriever.retrieve(query, k=self.settings.top_k)
+    def retrieve(self, query: str, kind: str | None = None) -> Retrieval:
+        return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind)
 
-    def stream(self, question: str, history: History | None = None) -> Iterator[str | Answer]:
+    def stream(
+        self, question: str, history: History | None = None, kind: str | None = None
+    ) -> Iterator[str | Answer]:
         from assistant.models import stream_reply
 
         history = list(history or [])
@@ -149,7 +151,7 @@ class AnswerChain:
         standalone = self.condense(prepared.question, history)
         timings["condense"] = ms(t0)
         t0 = time.perf_counter()
-        retrieval = self.retrieve(standalone)
+        retrieval = self.retrieve(standalone, kind)
         timings["retrieve"] = ms(t0)
         answer = Answer(prepared.question, "", [], retrieval.sources, False, self.label, timings, prepared.notes)
         if standalone != prepared.question:

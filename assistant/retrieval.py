@@ -25,8 +25,9 @@ DENSE_WEIGHT = 1.0
 LEXICAL_WEIGHT = 1.0
 COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
 QUESTION_FRAME = re.compile(
-    r"^(?:what|who|which)\s+(?:is|are|was|were|does)\s+(?:an?\s+|the\s+)?|^(?:define|explain|describe)\s+|"
-    r"^(?:tell me about|what do you know about)\s+|\s+(?:stand for|mean|means|used for|do)\s*$",
+    r"^(?:what|who|which)(?:\s+|'s\s+)(?:is|are|was|were|does|do)?\s*(?:an?\s+|the\s+)?|"
+    r"^(?:define|explain|describe|meaning of|definition of)\s+|^(?:tell me about|what do you know about)\s+|"
+    r"\s+(?:stands? for|mean|means|meaning|definition|used for|do|does|acronym)\s*$",
 )
 
 

@@ -34,7 +34,7 @@ class Settings:
     context_tokens: int = 1800
     question_tokens: int = 512
     # a question whose best fused retrieval score falls below this is refused (see README)
-    refusal_threshold: float = 0.35
+    refusal_threshold: float = 0.44
     # openai-compatible model behaviour
     request_timeout: float = 30.0
     max_retries: int = 2

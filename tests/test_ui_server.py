@@ -1,0 +1,90 @@
+"""The real Gradio server on 127.0.0.1, called through gradio_client's `/chat` endpoint."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running(settings, assistant=None) -> Iterator[str]:
+    """Serve the app in a background thread; yields its URL and closes it afterwards."""
+    from ui.app import serve
+
+    app = serve(settings, "127.0.0.1", free_port(), block=False, assistant=assistant)
+    try:
+        yield app.local_url
+    finally:
+        app.close()
+
+
+def client(url: str, **kwargs):
+    from gradio_client import Client
+
+    return Client(url, verbose=False, download_files=False, **kwargs)
+
+
+def test_chat_endpoint_answers_with_citations_and_refuses_off_topic(seed_settings):
+    with running(seed_settings) as url:
+        bot = client(url)
+        result = bot.predict("What is a GPU?", [], api_name="/chat")
+        assert "error" not in result, result
+        assert "[MLD-0472]" in result["text"] and not result["refused"]
+        gpu = next(c for c in result["citations"] if c["entry_id"] == "MLD-0472")
+        assert gpu["quote"] and gpu["title"] == "GPU" and gpu["supported"] is True
+        assert set(gpu) == {"entry_id", "title", "kind", "url", "quote", "supported"}
+        assert result["sources"][0]["rank"] == 1 and {"entry_id", "title", "score", "rank"} <= set(result["sources"][0])
+        assert result["model"] == "extractive" and "total" in result["timings"]
+
+        follow_up = bot.predict(
+            "What caveat does it have?", [["user", "What is a GPU?"], ["assistant", result["text"]]], api_name="/chat"
+        )
+        assert "error" not in follow_up and any(c["entry_id"] == "MLD-0472" for c in follow_up["citations"])
+
+        refused = bot.predict("What is the capital of France?", [], api_name="/chat")
+        assert refused["refused"] is True and refused["citations"] == []
+
+        assert "error" in bot.predict("", [], api_name="/chat")
+        # only /chat is callable by API clients; the UI's own events are private
+        assert list(bot.view_api(print_info=False, return_format="dict")["named_endpoints"]) == ["/chat"]
+
+
+def test_model_failure_comes_back_as_a_friendly_error(seed_settings):
+    from assistant import Assistant
+    from assistant.errors import ModelError
+    from assistant.models import StubChatModel
+
+    down = ModelError("The chat model at http://127.0.0.1:9/v1 could not be reached - start it")
+    bot = Assistant(seed_settings, model=StubChatModel(errors=[down] * 4))
+    with running(seed_settings, bot) as url:
+        result = client(url).predict("What is a GPU?", [], api_name="/chat")
+    assert result == {"error": str(down)}
+
+
+def test_auth_refuses_anonymous_callers(seed_settings):
+    settings = seed_settings.with_(ui_auth="user:pw")
+    with running(settings) as url:
+        config = httpx.get(url + "config", follow_redirects=False, timeout=10)
+        assert config.status_code in (401, 403, 302, 307), config.status_code
+        with pytest.raises(Exception):  # noqa: B017 - gradio_client raises different types per version
+            client(url)
+        with pytest.raises(Exception):  # noqa: B017
+            client(url, auth=("user", "wrong"))
+        result = client(url, auth=("user", "pw")).predict("What is a GPU?", [], api_name="/chat")
+        assert any(c["entry_id"] == "MLD-0472" for c in result["citations"])

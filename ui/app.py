@@ -1,0 +1,210 @@
+"""The Gradio chat UI: `build_app(assistant)` and `serve(settings, host, port)`.
+
+Handlers are thin: they call the Assistant and hand its values to the pure helpers in
+`ui.render`, `ui.cards` and `ui.feedback`. Per-session state (the turns of the conversation)
+lives in a `gr.State`, so concurrent users never share history.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from assistant.assistant import Assistant
+from assistant.errors import SettingsError
+from assistant.settings import Settings
+from ui import render
+from ui.cards import PLACEHOLDER
+from ui.handlers import FILTERS, ChatHandlers, new_session
+
+HERE = Path(__file__).resolve().parent
+CSS_PATH = HERE / "style.css"
+EXAMPLES = (
+    "What is a GPU?",
+    "How can LLM inference be made serverless?",
+    "What caveat does a GPU have?",
+    "What is NCCL used for?",
+)
+OFFLINE_HINT = (
+    "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=... ASSISTANT_MODEL=openai:&lt;model&gt; make run"
+)
+CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
+# In-chat chips ([1] after a sentence, the chips under an answer) are forwarded by a hidden
+# gr.HTML "bridge": its js_on_load listens for clicks on them, sets its value to
+# "turn|entry id|nonce" and triggers its input event. Turn and id travel as class tokens
+# (cite-turn-N, cite-id-ID) because the Chatbot's sanitizer drops data-* attributes.
+# The chips Radio under the chat is the keyboard-friendly twin.
+BRIDGE_JS = """
+window.__citeBridge = { props: props, trigger: trigger };
+if (!window.__citeBridgeListening) {
+  window.__citeBridgeListening = true;
+  document.addEventListener("click", function (event) {
+    var chip = event.target && event.target.closest ? event.target.closest("#chat .cite-ref, #chat .cite-chip") : null;
+    if (!chip || !window.__citeBridge) return;
+    var turn = "", entry = "";
+    chip.classList.forEach(function (name) {
+      if (name.indexOf("cite-turn-") === 0) turn = name.slice(10);
+      if (name.indexOf("cite-id-") === 0) entry = name.slice(8);
+    });
+    if (!entry) return;
+    window.__citeBridge.props.value = turn + "|" + entry + "|" + Date.now();
+    window.__citeBridge.trigger("input");
+  });
+}
+"""
+
+
+def header_html(assistant: Assistant) -> str:
+    label = assistant.model_label
+    lines = [
+        '<div class="app-header"><h1>ML systems assistant</h1>'
+        '<span class="muted tagline">Answers from concept pages and paper abstracts, with verified citations.</span>',
+        f'<p class="model-line">Answered by: <b>{render.esc(label)}</b></p>',
+    ]
+    if label.startswith("extractive"):
+        lines.append(
+            '<p class="muted small">Offline mode: answers quote the knowledge base. To use an OpenAI-compatible '
+            f"model, start with <code>{OFFLINE_HINT}</code></p>"
+        )
+    return "".join(lines) + "</div>"
+
+
+def build_app(assistant: Assistant) -> gr.Blocks:
+    """The chat UI over `assistant` (launch it with `serve`, or `.launch(css_paths=[CSS_PATH])`)."""
+    h = ChatHandlers(assistant)
+    private: dict[str, Any] = {"api_visibility": "private"}
+    answering: dict[str, Any] = {"concurrency_limit": CONCURRENCY, "concurrency_id": "answer"}
+    # delete_cache: exported conversations and other cached files older than a day, checked hourly
+    with gr.Blocks(title="ML systems assistant", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
+        session = gr.State(new_session())
+        gr.HTML(header_html(assistant), elem_id="header")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3, min_width=420):
+                chatbot = gr.Chatbot(
+                    elem_id="chat",
+                    label="Conversation",
+                    height=400,
+                    layout="bubble",
+                    sanitize_html=True,
+                    render_markdown=True,
+                    allow_tags=False,
+                    latex_delimiters=[],
+                    buttons=[],
+                    feedback_options=("Like", "Dislike"),
+                    placeholder="Ask about GPUs, parallelism, inference serving, papers…",
+                )
+                chips = gr.Radio(
+                    [],
+                    label="Citations - click one to open the entry",
+                    elem_id="chips",
+                    elem_classes=["chips"],
+                    visible=False,
+                )
+                with gr.Row(elem_id="ask-row"):
+                    question = gr.Textbox(
+                        show_label=False,
+                        placeholder="Type a question and press Enter",
+                        scale=5,
+                        elem_id="question",
+                        max_lines=4,
+                        autofocus=True,
+                    )
+                    ask = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask")
+                with gr.Row(elem_id="examples"):
+                    example_buttons = [gr.Button(q, size="sm", variant="secondary") for q in EXAMPLES]
+                with gr.Row(elem_id="tools"):
+                    export = gr.Button("Export as Markdown", size="sm", elem_id="export")
+                    clear = gr.Button("Clear chat", size="sm", elem_id="clear")
+                export_file = gr.File(label="Conversation (.md)", visible=False, elem_id="export-file")
+                chip_target = gr.HTML(
+                    "", html_template="<span></span>", js_on_load=BRIDGE_JS, elem_id="chip-bridge", visible="hidden"
+                )
+            with gr.Column(scale=2, min_width=340):
+                card = gr.HTML(PLACEHOLDER, elem_id="card")
+                kind = gr.Radio(list(FILTERS), value="Both", label="Search in", elem_id="filter")
+                sources = gr.HTML(render.sources_html([]), elem_id="sources")
+                picker = gr.Dropdown(
+                    [],
+                    label="Open a retrieved entry",
+                    elem_id="source-picker",
+                    value=None,
+                    interactive=True,
+                )
+
+        outputs = [chatbot, session, question, chips, sources, picker, card]
+        inputs = [question, session, kind]
+        question.submit(h.respond, inputs, outputs, **private, **answering)
+        ask.click(h.respond, inputs, outputs, **private, **answering)
+        for button, text in zip(example_buttons, EXAMPLES, strict=True):
+            button.click(lambda t=text: t, None, question, **private).then(
+                h.respond, inputs, outputs, **private, **answering
+            )
+        chips.select(h.open_chip, [chips, session], card, **private)
+        picker.input(h.open_chip, [picker, session], card, **private)
+        chip_target.input(
+            h.open_inline_chip, [chip_target, session, kind], [session, chips, sources, picker, card], **private
+        )
+        chatbot.select(h.select_message, [session, kind], [session, chips, sources, picker], **private)
+        chatbot.like(h.like, [session], None, **private)
+        kind.change(h.refilter, [session, kind], [sources, picker], **private)
+        export.click(h.export, [session], export_file, **private)
+        cleared = [chatbot, session, chips, sources, picker, card, export_file]
+        clear.click(h.clear, None, cleared, **private)
+        chatbot.clear(h.clear, None, cleared, **private)  # the Chatbot's own trash button
+        gr.api(h.chat_api, api_name="chat", **answering)
+    return app
+
+
+def theme() -> gr.themes.Base:
+    """The default theme, but with Source Sans Pro's full Bold face: the SemiBold file Gradio ships
+    holds only a few glyphs, so semibold text otherwise mixes fonts letter by letter."""
+    font = gr.themes.LocalFont("Source Sans Pro", weights=(400, 700))
+    return gr.themes.Default(font=[font, "ui-sans-serif", "system-ui", "sans-serif"])
+
+
+def parse_auth(value: str | None) -> tuple[str, str] | None:
+    """`"user:password"` -> ("user", "password"); None when unset."""
+    if not value:
+        return None
+    user, sep, password = value.partition(":")
+    if not sep or not user or not password:
+        raise SettingsError("ASSISTANT_UI_AUTH must look like user:password - fix it or unset it")
+    return user, password
+
+
+def serve(
+    settings: Settings,
+    host: str | None = None,
+    port: int | None = None,
+    *,
+    block: bool = True,
+    assistant: Assistant | None = None,
+) -> gr.Blocks:
+    """Create the Assistant (indexing the knowledge if the index is empty), build the app, launch it.
+
+    With `block=False` the server runs in a background thread and the launched app is returned
+    (call `.close()` on it). `assistant` replaces the one built from `settings` (tests pass fakes).
+    """
+    auth = parse_auth(settings.ui_auth)
+    bot = assistant or Assistant(settings)
+    app = build_app(bot)
+    app.queue(default_concurrency_limit=CONCURRENCY)
+    app.launch(
+        server_name=host or settings.host,
+        server_port=port or settings.port,
+        auth=auth,
+        share=False,
+        show_error=False,
+        prevent_thread_lock=not block,
+        quiet=not block,
+        footer_links=["api"],
+        run_history=False,
+        enable_monitoring=False,
+        mcp_server=False,
+        ssr_mode=False,
+        theme=theme(),
+        css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
+    )
+    return app

@@ -1,0 +1,131 @@
+"""The entry card: a cited (or retrieved) entry as escaped HTML, its supporting quote highlighted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from assistant.types import Entry
+from ui.render import KIND_LABELS, esc
+
+PLACEHOLDER = (
+    '<div class="entry-card empty"><div class="panel-title">Cited entry</div>'
+    '<p class="muted">Click a citation chip such as <b>[1]</b> to open the entry it cites.</p></div>'
+)
+# "Caveat: ...", "Example: ...", "NCCL: ..." - how the entry text prefixes a field's sentence
+_PREFIX = re.compile(r"^[^:]{1,60}:\s+")
+_MIN_MATCH = 12
+
+
+def _needles(quote: str) -> list[str]:
+    """The quote, then shorter forms of it that may appear in a single field."""
+    quote = " ".join(quote.split())
+    forms = [quote, quote.rstrip(".…!? "), _PREFIX.sub("", quote), _PREFIX.sub("", quote).rstrip(".…!? ")]
+    return [f for f in dict.fromkeys(forms) if f and (f == quote or len(f) >= _MIN_MATCH)]
+
+
+def highlight(text: Any, quote: str | None) -> str:
+    """Escaped `text` with the first occurrence of `quote` (or its core) wrapped in <mark>."""
+    text = "" if text is None else str(text)
+    if quote:
+        folded = text.casefold()
+        for needle in _needles(quote):
+            start = folded.find(needle.casefold())
+            if start != -1:
+                end = start + len(needle)
+                return f"{esc(text[:start])}<mark>{esc(text[start:end])}</mark>{esc(text[end:])}"
+    return esc(text)
+
+
+def _section(label: str, body: str) -> str:
+    return f'<div class="card-field"><div class="card-label">{esc(label)}</div><div>{body}</div></div>'
+
+
+def _link(url: str | None, label: str) -> str:
+    if not url or not re.match(r"^https?://", url):
+        return ""
+    return f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer nofollow">{esc(label)}</a>'
+
+
+def _concept_body(entry: Entry, quote: str | None) -> list[str]:
+    f = entry.fields
+    parts = [_section("Definition", highlight(f.get("definition") or entry.text, quote))]
+    for key, label in (("example", "Example"), ("caveat", "Caveat")):
+        if f.get(key):
+            parts.append(_section(label, highlight(f[key], quote)))
+    aliases = [str(a) for a in f.get("aliases") or []]
+    if aliases:
+        parts.append(_section("Also known as", ", ".join(highlight(a, quote) for a in aliases)))
+    tech = [t for t in f.get("technology") or [] if isinstance(t, Mapping)]
+    if tech:
+        items = "".join(
+            f'<li><span class="tech-name">{highlight(t.get("name"), quote)}</span>'
+            f"{' — ' + highlight(t.get('description'), quote) if t.get('description') else ''}</li>"
+            for t in tech
+        )
+        parts.append(_section("Technology connections", f'<ul class="tech">{items}</ul>'))
+    related = [str(r) for r in f.get("related") or []]
+    if related:
+        parts.append(_section("Related", ", ".join(f"<code>{esc(r)}</code>" for r in related)))
+    refs = [r.get("title") if isinstance(r, Mapping) else r for r in f.get("references") or []]
+    refs = [str(r) for r in refs if r]
+    if refs:
+        parts.append(_section("References", "<ul>" + "".join(f"<li>{esc(r)}</li>" for r in refs) + "</ul>"))
+    link = _link(entry.url, "Open the source page ↗")
+    if link:
+        parts.append(f'<div class="card-links">{link}</div>')
+    return parts
+
+
+def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
+    f = entry.fields
+    parts = [_section("Abstract", highlight(entry.text, quote))]
+    authors = f.get("authors")
+    if authors:
+        names = authors if isinstance(authors, str) else ", ".join(map(str, authors))
+        parts.append(_section("Authors", esc(names)))
+    meta = [str(v) for v in (f.get("submit_date"),) if v]
+    categories = f.get("categories")
+    if categories:
+        meta.append(categories if isinstance(categories, str) else ", ".join(map(str, categories)))
+    if meta:
+        parts.append(_section("Published", esc(" · ".join(meta))))
+    anchors = [str(a) for a in f.get("anchors") or []]
+    if anchors:
+        parts.append(_section("Listed under", esc("; ".join(anchors))))
+    link = _link(entry.url, "Read on arXiv ↗") if entry.url else ""
+    parts.append(f'<div class="card-links">{link or "<span class=muted>No arXiv link for this abstract.</span>"}</div>')
+    return parts
+
+
+def entry_card(
+    entry: Entry | None,
+    quote: str | None = None,
+    *,
+    number: int | None = None,
+    supported: bool = True,
+    entry_id: str = "",
+) -> str:
+    """HTML of one entry: title, kind, id, the supporting quote, then its fields."""
+    if entry is None:
+        return (
+            '<div class="entry-card"><div class="panel-title">Cited entry</div>'
+            f'<p class="muted">Entry {esc(entry_id)} is no longer in the index.</p></div>'
+        )
+    num = f'<span class="card-num">[{number}]</span> ' if number else ""
+    head = (
+        f'<div class="card-head">{num}<h3 class="card-title">{esc(entry.title)}</h3></div>'
+        f'<div class="card-meta"><span class="kind kind-{esc(entry.kind)}">'
+        f"{esc(KIND_LABELS.get(entry.kind, entry.kind))}</span>"
+        f' <code class="card-id">{esc(entry.id)}</code></div>'
+    )
+    parts = [head]
+    if quote:
+        badge = "" if supported else ' <span class="badge-unverified">unverified</span>'
+        parts.append(
+            f'<div class="card-quote"><div class="card-label">Supporting quote{badge}</div>'
+            f"<mark>{esc(quote)}</mark></div>"
+        )
+    parts += _concept_body(entry, quote) if entry.kind == "concept" else _abstract_body(entry, quote)
+    return '<div class="entry-card">' + "".join(parts) + "</div>"
