@@ -136,9 +136,7 @@ class AnswerChain:
     def retrieve(self, query: str, kind: str | None = None) -> Retrieval:
         return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind)
 
-    def stream(
-        self, question: str, history: History | None = None, kind: str | None = None
-    ) -> Iterator[str | Answer]:
+    def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
         from assistant.models import stream_reply
 
         history = list(history or [])

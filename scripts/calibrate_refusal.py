@@ -43,8 +43,13 @@ def main(argv: list[str]) -> int:
         t = step / 100
         refused_bad = sum(c < t for c in unanswerable) / max(1, len(unanswerable))
         refused_good = sum(c < t for c in answerable) / max(1, len(answerable))
-        table.append({"threshold": t, "unanswerable_refused": round(refused_bad, 3),
-                      "answerable_refused": round(refused_good, 3)})
+        table.append(
+            {
+                "threshold": t,
+                "unanswerable_refused": round(refused_bad, 3),
+                "answerable_refused": round(refused_good, 3),
+            }
+        )
         print(f"{t:.2f}  unanswerable refused {refused_bad:.3f}  answerable refused {refused_good:.3f}")
     print("unanswerable confidences:", [round(c, 3) for c in unanswerable])
     print("lowest answerable:", [(i, round(c, 3)) for r, c, i in sorted(rows, key=lambda x: x[1]) if not r][:12])

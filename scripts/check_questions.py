@@ -88,9 +88,7 @@ def load_corpus() -> dict[str, str]:
     return entries
 
 
-def check_record(
-    rec: object, where: str, prefix: str, corpus: dict[str, str], norm_text: dict[str, str]
-) -> list[str]:
+def check_record(rec: object, where: str, prefix: str, corpus: dict[str, str], norm_text: dict[str, str]) -> list[str]:
     """Return the problems found in one parsed record."""
     if not isinstance(rec, dict):
         return [f"{where}: not a JSON object"]
@@ -141,9 +139,7 @@ def check_record(
         for fact in facts:
             words = len(fact.split())
             if not MIN_FACT_WORDS <= words <= MAX_FACT_WORDS:
-                problems.append(
-                    f"{where}: fact '{fact}' has {words} words (want {MIN_FACT_WORDS}-{MAX_FACT_WORDS})"
-                )
+                problems.append(f"{where}: fact '{fact}' has {words} words (want {MIN_FACT_WORDS}-{MAX_FACT_WORDS})")
             if texts and not any(normalise(fact) in t for t in texts):
                 problems.append(f"{where}: fact '{fact}' does not occur in any gold entry")
 
@@ -216,8 +212,7 @@ def main(argv: list[str]) -> int:
     corpus = load_corpus()
     norm_text = {k: normalise(v) for k, v in corpus.items()}
     kinds = Counter(
-        k.split(":", 1)[0] if ":" in k else ("abstract" if k.startswith("abs-") else "concept")
-        for k in corpus
+        k.split(":", 1)[0] if ":" in k else ("abstract" if k.startswith("abs-") else "concept") for k in corpus
     )
     print(f"corpus: {len(corpus)} entries ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})")
     seen_ids: dict[str, str] = {}

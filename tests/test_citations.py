@@ -68,9 +68,7 @@ def test_canonical_ids(raw: str, expected: str | None) -> None:
 
 
 def test_unknown_ids_are_dropped_from_text() -> None:
-    result = verify(
-        "A GPU is a processor designed for highly parallel workloads [MLD-0472][NOPE-1].", CONTEXT
-    )
+    result = verify("A GPU is a processor designed for highly parallel workloads [MLD-0472][NOPE-1].", CONTEXT)
     assert "NOPE-1" not in result.text
     assert result.dropped == ["NOPE-1"]
     assert [c.entry_id for c in result.citations] == ["MLD-0472"]
@@ -79,9 +77,7 @@ def test_unknown_ids_are_dropped_from_text() -> None:
 def test_quote_is_the_supporting_sentence_of_the_entry() -> None:
     result = verify("Available memory and supported operations matter, not only speed [MLD-0472].", CONTEXT)
     (citation,) = result.citations
-    assert (
-        citation.quote == "Caveat: Available memory and supported operations matter alongside compute speed."
-    )
+    assert citation.quote == "Caveat: Available memory and supported operations matter alongside compute speed."
     assert citation.quote in split_sentences(GPU.text)
     assert citation.supported
 

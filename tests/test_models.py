@@ -38,9 +38,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 def settings_for(url: str, **changes) -> Settings:
     """Small timeouts and retries keep the suite fast; Settings are built explicitly, never from env."""
-    base = dict(
-        model="openai:gpt-test", openai_base_url=url, openai_api_key=KEY, request_timeout=5.0, max_retries=1
-    )
+    base = dict(model="openai:gpt-test", openai_base_url=url, openai_api_key=KEY, request_timeout=5.0, max_retries=1)
     return Settings(**{**base, **changes})
 
 
@@ -144,9 +142,7 @@ def test_stream_broken_before_any_text_is_retried(server):
 
 def test_non_streamed_cut_off_is_retried(server):
     server.script(CutOff(ANSWER), Reply(ANSWER))
-    model = make_chat_model(settings_for(server.base_url, max_retries=0)).model_copy(
-        update={"streaming": False}
-    )
+    model = make_chat_model(settings_for(server.base_url, max_retries=0)).model_copy(update={"streaming": False})
     assert complete(model, MESSAGES) == ANSWER
     assert len(chat_requests(server)) == 2
 
@@ -236,9 +232,7 @@ def test_factory_openai_without_key_or_url_says_what_to_set():
     ("settings", "label"),
     [
         (
-            Settings(
-                model="openai:gpt-4o-mini", openai_base_url="http://127.0.0.1:8000/v1", openai_api_key=KEY
-            ),
+            Settings(model="openai:gpt-4o-mini", openai_base_url="http://127.0.0.1:8000/v1", openai_api_key=KEY),
             "openai:gpt-4o-mini @ http://127.0.0.1:8000/v1",
         ),
         (
