@@ -49,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=Path, default=Path("knowledge/questions/seed.jsonl"))
     p.add_argument("--model", help="override ASSISTANT_MODEL")
     p.add_argument("--out", type=Path, default=Path("results"), help="folder for results.json, report.md, recall.png")
-    p.add_argument("--modes", default="hybrid,dense,lexical", help="retrieval modes to compare")
+    p.add_argument(
+        "--modes",
+        default="hybrid,dense,lexical",
+        help="retrieval modes to compare (add langchain for the plain recipe)",
+    )
     p.add_argument("--baseline", type=Path, help="a previous results.json to compare against")
     p.add_argument("--max-drop", type=float, default=0.02, help="largest allowed fall of a headline metric")
     p.add_argument("--judge", action="store_true", help="add an LLM-judged score (needs an openai: model)")

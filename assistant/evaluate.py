@@ -553,6 +553,11 @@ def run(
     main = factory(settings)
     searches: dict[str, SearchFn] = {}
     for mode in modes:
+        if mode == "langchain":  # the plain LangChain recipe on the same knowledge, as a yardstick
+            from assistant.baseline import LangChainRecipe
+
+            searches[mode] = LangChainRecipe(settings).search_ids
+            continue
         bot = main if mode == settings.retrieval_mode else factory(settings.with_(retrieval_mode=mode))
         searches[mode] = lambda q, bot=bot: [s.entry_id for s in bot.search(q, k=10)]
     judge_fn, judge_note = make_judge(settings) if judge else (None, "not requested")

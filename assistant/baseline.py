@@ -1,0 +1,90 @@
+"""The plain LangChain recipe, as a yardstick: the same knowledge, the same embeddings.
+
+RecursiveCharacterTextSplitter (1000 characters, 200 overlap) over each entry's title and
+text, a langchain-chroma vector store, `similarity_search(k=4)`. Evaluation and benchmarks
+run it on the same questions and data as the assistant, so the gap is measured, not claimed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from assistant.embeddings import LOCAL_NAME, local_model_path, offline_environment
+from assistant.knowledge import load_corpus
+from assistant.settings import Settings
+
+CHUNK_SIZE, CHUNK_OVERLAP, K = 1000, 200, 4
+
+
+class LangChainRecipe:
+    """Builds (once per knowledge fingerprint) and queries the recipe's Chroma store."""
+
+    def __init__(self, settings: Settings, embeddings: Any = None) -> None:
+        offline_environment()
+        self.settings = settings
+        self.root = Path(settings.home) / "baseline-langchain"
+        self._embeddings = embeddings
+        self._store: Any = None
+        self.index_seconds = 0.0
+        self.chunks = 0
+
+    @property
+    def embeddings(self) -> Any:
+        if self._embeddings is None:
+            from langchain_huggingface import HuggingFaceEmbeddings
+
+            self._embeddings = HuggingFaceEmbeddings(
+                model_name=local_model_path(),
+                model_kwargs={"device": "cpu", "local_files_only": True},
+                encode_kwargs={"normalize_embeddings": True},
+            )
+        return self._embeddings
+
+    def documents(self) -> list[Any]:
+        from langchain_core.documents import Document
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        corpus = load_corpus(list(self.settings.knowledge))
+        splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
+        docs = [
+            Document(page_content=f"{e.title}\n{e.text}", metadata={"entry_id": e.id}) for e in corpus.entries.values()
+        ]
+        return splitter.split_documents(docs)
+
+    def store(self) -> Any:
+        if self._store is not None:
+            return self._store
+        from langchain_chroma import Chroma
+
+        docs = self.documents()
+        fingerprint = hashlib.sha256(
+            json.dumps([LOCAL_NAME, CHUNK_SIZE, CHUNK_OVERLAP, [d.page_content for d in docs]]).encode()
+        ).hexdigest()[:16]
+        marker = self.root / "fingerprint"
+        fresh = not (marker.exists() and marker.read_text() == fingerprint)
+        if fresh:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root.mkdir(parents=True)
+        self._store = Chroma(
+            collection_name="langchain-recipe",
+            embedding_function=self.embeddings,
+            persist_directory=str(self.root / "chroma"),
+            collection_metadata={"hnsw:space": "cosine"},
+        )
+        self.chunks = len(docs)
+        if fresh:
+            started = time.perf_counter()
+            self._store.add_documents(docs)
+            self.index_seconds = time.perf_counter() - started
+            marker.write_text(fingerprint)
+        return self._store
+
+    def search_ids(self, question: str) -> list[str]:
+        """Entry ids of the k=4 nearest chunks, first occurrence kept."""
+        hits = self.store().similarity_search(question, k=K)
+        return list(dict.fromkeys(doc.metadata["entry_id"] for doc in hits))
