@@ -280,6 +280,8 @@ def concept_text(title: str, fields: dict[str, Any]) -> str:
         lines.append(f"Tags: {', '.join(fields['tags'])}.")
     for item in fields.get("technology", []):
         lines.append(f"{item['name']}: {item['description']}")
+    for reference in fields.get("references", []):  # the same statements the references chunk holds
+        lines.append(reference["title"] + (f" ({reference['note']})" if reference.get("note") else "") + ".")
     for key, value in fields.items():
         if key not in KNOWN_HEADINGS.values() and key not in CONCEPT_META and value:
             lines.append(
