@@ -17,38 +17,20 @@ from typing import Any
 
 from assistant import metrics as m
 from assistant.errors import AssistantError, KnowledgeError
+from assistant.eval_report import (
+    HEADLINE,
+    JUDGE_LABEL,
+    QUESTION_TYPES,
+    RETRIEVAL_KEYS,
+    STAGES,
+    console,
+    plot_recall,
+    report_md,
+)
+from assistant.prompts import render
 from assistant.settings import RETRIEVAL_MODES, Settings
 from assistant.types import Answer
 
-QUESTION_TYPES = ("single", "multi", "followup", "refuse")
-RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
-ANSWER_KEYS = (
-    "citation_precision",
-    "citation_recall",
-    "supported_share",
-    "answered_only_precision",
-    "fact_recall",
-    "refusal_precision",
-    "refusal_recall",
-    "false_refusal_rate",
-    "judged_llm",
-)
-HEADLINE = (
-    "recall@5",
-    "mrr@10",
-    "citation_precision",
-    "citation_recall",
-    "supported_share",
-    "fact_recall",
-    "refusal_recall",
-    "1-false_refusal_rate",
-)
-STAGES = ("retrieve", "generate", "verify", "total")
-JUDGE_LABEL = "judged (LLM)"
-JUDGE_PROMPT = """You grade an assistant's answer. Question: {question}
-Facts a correct answer contains: {facts}
-Answer: {answer}
-Reply with exactly one word: correct, partially or incorrect."""
 _JUDGE_WORDS = {"correct": 1.0, "partially": 0.5, "incorrect": 0.0}
 
 AskFn = Callable[[str, list[tuple[str, str]]], Answer]
@@ -316,9 +298,7 @@ def make_judge(settings: Settings) -> tuple[JudgeFn | None, str]:
     chat = make_chat_model(settings)
 
     def judge_fn(q: Question, answer: Answer) -> float | None:
-        prompt = JUDGE_PROMPT.format(
-            question=q.question, facts="; ".join(q.facts) or "(none listed)", answer=answer.text
-        )
+        prompt = render("judge", question=q.question, facts="; ".join(q.facts) or "(none listed)", answer=answer.text)
         try:
             reply = chat.invoke(prompt)
         except Exception:  # an optional score must not sink the run; None marks it
@@ -368,152 +348,6 @@ def results_json(
         else {"path": str(baseline), "max_drop": max_drop, "comparison": comparison},
         "questions": records,
     }
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
-def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) for the headline, per-type and per-mode tables, shared by console and report."""
-    metrics, base = data["metrics"], data["baseline"]
-    if base:
-        head_rows = [
-            [
-                c["metric"],
-                _fmt(c["current"]),
-                _fmt(c["baseline"]),
-                _fmt(c["drop"]),
-                "FELL" if c["failed"] else "ok",
-            ]
-            for c in base["comparison"]
-        ]
-        tables = [
-            (
-                f"Headline (overall, vs baseline, max drop {base['max_drop']})",
-                ["metric", "current", "baseline", "drop", "status"],
-                head_rows,
-            )
-        ]
-    else:
-        tables = [("Headline (overall)", ["metric", "value"], [[k, _fmt(v)] for k, v in data["headline"].items()])]
-    groups = {**metrics["by_type"], "overall": metrics["overall"]}
-    keys = ["n", "n_answerable", *RETRIEVAL_KEYS, *ANSWER_KEYS]
-    if not data["judge"]["enabled"]:
-        keys.remove("judged_llm")
-    rows = [[JUDGE_LABEL if k == "judged_llm" else k, *(_fmt(g[k]) for g in groups.values())] for k in keys]
-    for stage in metrics["overall"]["latency_ms"]:
-        rows += [
-            [f"{stage} {p} (ms)", *(_fmt(g["latency_ms"].get(stage, {}).get(p), 1) for g in groups.values())]
-            for p in ("p50", "p95")
-        ]
-    tables.append(("By question type", ["metric", *groups], rows))
-    if metrics["by_mode"]:
-        header = ["mode", "n", *RETRIEVAL_KEYS]
-        rows = [[mode, *(_fmt(v[k]) for k in header[1:])] for mode, v in metrics["by_mode"].items()]
-        tables.append(("Retrieval by mode (search only, answerable questions)", header, rows))
-    return tables
-
-
-def _text_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
-    return "\n".join(lines + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows])
-
-
-def _summary(data: dict[str, Any]) -> str:
-    s, c = data["settings"], data["counts"]
-    return (
-        f"{c['total']} questions ({c['answerable']} answerable, {c['refuse']} to refuse) from "
-        f"{data['questions_file']} · model {s['resolved_model']} · retrieval {s['retrieval_mode']} · "
-        f"{JUDGE_LABEL}: {data['judge']['note']}"
-    )
-
-
-def console(data: dict[str, Any]) -> str:
-    """Plain aligned text tables for the terminal."""
-    parts = [_summary(data)]
-    for title, header, rows in _tables(data):
-        parts += ["", title, _text_table(header, rows)]
-    return "\n".join(parts)
-
-
-def report_md(data: dict[str, Any]) -> str:
-    """Markdown report: the tables, then every failed question with what was retrieved and cited."""
-    lines = ["# Evaluation report", "", _summary(data), ""]
-    for title, header, rows in _tables(data):
-        lines += [f"## {title}", "", _md_table(header, rows), ""]
-    failed = [r for r in data["questions"] if r["failures"]]
-    lines += [f"## Failed questions ({len(failed)} of {len(data['questions'])})", ""]
-    for r in failed:
-
-        def named(i: str, r: dict[str, Any] = r) -> str:
-            return f"`{i}` {r['titles'].get(i, '')}".rstrip() + (" (gold)" if i in r["gold"] else "")
-
-        lines += [f"### {r['id']} ({r['type']}): {r['question']}", ""]
-        if r["history"]:
-            lines.append("- history: " + " / ".join(f"{role}: {text}" for role, text in r["history"]))
-        lines += [
-            f"- failed: {'; '.join(r['failures'])}",
-            f"- gold: {', '.join(r['gold']) or 'none (should refuse)'}",
-            f"- refused: {'yes' if r['refused'] else 'no'}",
-            "- retrieved:",
-        ]
-        lines += [f"  {n}. {named(i)}" for n, i in enumerate(r["retrieved"][:10], start=1)] or ["  nothing"]
-        lines += [f"- cited: {', '.join(named(i) for i in r['cited']) or 'nothing'}", "- answer:", ""]
-        lines += [f"> {line}" for line in (r["answer"] or "(empty)").splitlines()] + [""]
-    return "\n".join(lines)
-
-
-def plot_recall(data: dict[str, Any], base: dict[str, Any] | None, path: Path) -> None:
-    """Grouped bars of recall@1/5/10 per retrieval mode, plus the baseline run as one more group."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    keys = ("recall@1", "recall@5", "recall@10")
-    groups = list(data["metrics"]["by_mode"].items())
-    if not groups:
-        groups = [(f"{data['settings']['retrieval_mode']} (answers)", data["metrics"]["overall"])]
-    if base:
-        mode = base.get("settings", {}).get("retrieval_mode", "")
-        groups.append(
-            (
-                f"baseline {mode}".strip(),
-                base["metrics"].get("by_mode", {}).get(mode) or base["metrics"]["overall"],
-            )
-        )
-    fig = Figure(figsize=(max(5.0, 1.7 * len(groups) + 1.5), 3.6))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    width = 0.26
-    for j, key in enumerate(keys):
-        bars = ax.bar(
-            [i + (j - 1) * width for i in range(len(groups))],
-            [g.get(key) or 0.0 for _, g in groups],
-            width,
-            label=key,
-        )
-        ax.bar_label(bars, fmt="%.2f", fontsize=7)
-    ax.set_xticks(range(len(groups)), [name for name, _ in groups])
-    ax.set_ylim(0, 1.25)  # headroom above 1.0 for the value labels and the legend
-    ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_ylabel("recall (answerable)")
-    ax.set_title(f"Retrieval recall by mode ({data['counts']['answerable']} answerable questions)")
-    ax.legend(loc="upper center", fontsize=7, ncols=3, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, metadata={"Software": None})
 
 
 def _default_factory(settings: Settings) -> Any:

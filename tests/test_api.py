@@ -21,6 +21,7 @@ PLACEHOLDERS = {
     "context_block": {"id", "title", "kind", "text"},
     "refusal": set(),
     "refusal_suggestions": {"suggestions"},
+    "judge": {"question", "facts", "answer"},
 }
 
 
