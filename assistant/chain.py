@@ -30,7 +30,10 @@ REFERS_BACK = re.compile(
     r"\b(it|its|it's|they|them|their|this|that|these|those|the same|the former|the latter|he|she|one)\b",
     re.I,
 )
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# invisible format characters (zero-width space, direction marks and overrides, BOM) that a pasted
+# question often carries: they hide "What is" from the definition pattern and words from search
+INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,14 @@ class Prepared:
 
 
 def clean_question(question: str, settings: Settings) -> Prepared:
-    """Strip control characters; trim an over-long question to the token budget, with a note."""
+    """Strip control and invisible characters, join lines; trim an over-long question, with a note.
+
+    The question becomes one line, so it cannot lay out lines of its own in the prompt (a fake
+    `[ID] Title (concept)` block, a second `Question:` line) that look like the context's.
+    """
     if not isinstance(question, str):
         raise AssistantError("The question must be text - type a question")
-    text = CONTROL.sub(" ", question).strip()
+    text = one_line(question)
     if not text:
         raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
     notes = []
@@ -54,17 +61,54 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     return Prepared(text, text, notes)
 
 
+def one_line(text: str) -> str:
+    """Text without control or invisible characters, its lines joined by single spaces."""
+    return " ".join(INVISIBLE.sub("", CONTROL.sub(" ", text)).split())
+
+
+def clean_history(history: History, settings: Settings) -> History:
+    """Earlier turns as one-line texts of at most `question_tokens` tokens each.
+
+    History comes from the caller (the /chat API takes any list), so a turn is bounded the way
+    a question is: a 100,000-character turn must not become the search query or the prompt.
+    """
+    out: History = []
+    for role, text in history:
+        text = one_line(str(text))
+        if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
+            text = truncate_tokens(text, settings.question_tokens).strip()
+        out.append((role, text))
+    return out
+
+
+def leans_back(question: str) -> bool:
+    """Does the question read like a follow-up ("and what caveat does it have?")?"""
+    return bool(REFERS_BACK.search(question)) or len(content_words(question)) <= 1
+
+
 def refers_back(question: str, history: History) -> bool:
     """Does the question lean on earlier turns ("and what caveat does it have?")?"""
     if not any(role == "user" for role, _ in history):
         return False
-    return bool(REFERS_BACK.search(question)) or len(content_words(question)) <= 1
+    return leans_back(question)
 
 
-def rule_condense(question: str, history: History) -> str:
-    """Offline condensing: the follow-up plus the subject of the last user question."""
-    last = next((text for role, text in reversed(history) if role == "user"), "")
-    return f"{question} (about: {last.strip()})" if last else question
+def rule_condense(question: str, history: History, depth: int = 3) -> str:
+    """Offline condensing: the follow-up plus the subject from the earlier user questions.
+
+    The subject is the last user question; when that was itself a follow-up, the questions
+    before it are added too (newest first, at most `depth`), so the third question in
+    "What is a GPU?" / "And what caveat does it have?" / "What is it also called?" still
+    knows what "it" is.
+    """
+    subjects: list[str] = []
+    for role, text in reversed(history):
+        if role != "user" or not text.strip():
+            continue
+        subjects.append(text.strip())
+        if len(subjects) == depth or not leans_back(text):
+            break
+    return f"{question} (about: {' / '.join(subjects)})" if subjects else question
 
 
 def format_history(history: History, limit: int = 6) -> str:
@@ -137,9 +181,10 @@ class AnswerChain:
         return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind)
 
     def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
+        """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""
         from assistant.models import stream_reply
 
-        history = list(history or [])
+        history = clean_history(list(history or []), self.settings)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         prepared = clean_question(question, self.settings)
@@ -166,9 +211,14 @@ class AnswerChain:
         messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
         t0 = time.perf_counter()
         parts: list[str] = []
-        for delta in stream_reply(self.model, messages, attempts=2):
-            parts.append(delta)
-            yield delta
+        try:
+            for delta in stream_reply(self.model, messages, attempts=2):
+                parts.append(delta)
+                yield delta
+        except ModelError as error:
+            # the model failed after its retries, but retrieval worked: the UI still shows the sources
+            error.sources = list(retrieval.sources)  # type: ignore[attr-defined]
+            raise
         timings["generate"] = ms(t0)
 
         t0 = time.perf_counter()

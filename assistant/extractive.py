@@ -42,6 +42,14 @@ INTENTS = (
 DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
 MAX_SENTENCES = 3
 KEEP_RATIO = 0.7
+# the chain's offline condensing appends the earlier questions as "(about: ...)"; they say what
+# the follow-up is about, not what it asks for (a caveat, an example, another name)
+ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
+
+
+def own_words(question: str) -> str:
+    """The question without the "(about: ...)" subject that condensing appended."""
+    return ABOUT.sub("", question) or question
 
 
 @dataclass(frozen=True)
@@ -55,12 +63,16 @@ class Candidate:
 
 
 def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
-    """The question and the candidate sentences of every context block."""
+    """The question and the candidate sentences of every context block.
+
+    The question is the last `Question:` line: a context entry may have a line of its own that
+    starts with "Question:" (an abstract, a page's unknown heading), and that must stay data.
+    """
     question = ""
-    match = re.search(r"^Question:\s*(.*)\Z", prompt, re.M | re.S)
-    if match:
-        question = match.group(1).strip()
-        prompt = prompt[: match.start()]
+    starts = [m for m in re.finditer(r"^Question:", prompt, re.M)]
+    if starts:
+        question = prompt[starts[-1].end() :].strip()
+        prompt = prompt[: starts[-1].start()]
     candidates: list[Candidate] = []
     rank, entry_id, kind, title, position, core = -1, "", "", "", 0, False
     for line in prompt.splitlines():
@@ -97,7 +109,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
             frequency[word] = frequency.get(word, 0) + 1
     weight = {w: math.log(1 + total / (1 + frequency.get(w, 0))) for w in asked}
     norm = sum(weight.values()) or 1.0
-    lowered = question.lower()
+    lowered = own_words(question).lower()
     scored = []
     for candidate, words, title in zip(candidates, documents, titles, strict=True):
         coverage = (
@@ -109,7 +121,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
         for pattern, prefix, bonus in INTENTS:
             if pattern.search(lowered) and candidate.text.startswith(prefix):
                 score += bonus
-        if DEFINITION_QUESTION.search(question) and candidate.kind == "concept" and candidate.position == 0:
+        if DEFINITION_QUESTION.search(own_words(question)) and candidate.kind == "concept" and candidate.position == 0:
             score += 0.5
         scored.append((score, candidate))
     return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
@@ -122,7 +134,7 @@ def extract_answer(prompt: str) -> str:
     if not scored:
         return load_prompt("refusal")
     best, top = scored[0]
-    if DEFINITION_QUESTION.search(question) and top.kind == "concept" and top.position == 0:
+    if DEFINITION_QUESTION.search(own_words(question)) and top.kind == "concept" and top.position == 0:
         return definition_answer(top, candidates)
     chosen: list[Candidate] = []
     per_entry: dict[str, int] = {}

@@ -9,6 +9,7 @@ nowhere else. ``langchain_openai`` is imported inside the factory to keep this i
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -98,6 +99,7 @@ def make_chat_model(settings: Settings) -> BaseChatModel:
             )
         from langchain_openai import ChatOpenAI
 
+        guard_client_logs(settings.openai_api_key)
         return ChatOpenAI(
             model=name.removeprefix("openai:").strip(),
             base_url=settings.openai_base_url,
@@ -245,6 +247,46 @@ def _api_key(model: BaseChatModel) -> str | None:
     secret = getattr(model, "openai_api_key", None)
     key = secret.get_secret_value() if hasattr(secret, "get_secret_value") else secret
     return key if isinstance(key, str) else None
+
+
+def redact(text: str, key: str | None = None) -> str:
+    """`text` without the API key, `sk-...` tokens, bearer tokens or passwords in URLs."""
+    return _redact(_strip_userinfo(text), key)
+
+
+class _SecretFilter(logging.Filter):
+    """Scrubs secrets from the HTTP client libraries' log records (httpx logs each request's URL
+    at INFO, credentials in OPENAI_BASE_URL included)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is the logging module's to report, not ours
+            return True
+        clean = redact(message)
+        for key in tuple(self.keys):  # a snapshot: another thread may be adding a key
+            clean = _redact(clean, key)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+_SECRET_FILTER = _SecretFilter()
+_CLIENT_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client", "langchain_openai")
+
+
+def guard_client_logs(key: str | None) -> None:
+    """Make the client libraries' loggers drop `key` (and any URL password) from their messages."""
+    if key:
+        _SECRET_FILTER.keys.add(key)
+    for name in _CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        if _SECRET_FILTER not in logger.filters:
+            logger.addFilter(_SECRET_FILTER)
 
 
 def _redact(text: str, key: str | None) -> str:

@@ -22,9 +22,9 @@ class Settings:
     knowledge: tuple[Path, ...] = (Path("knowledge/seed"),)
     model: str = "auto"
     embeddings: str = "local"
-    chroma_url: str | None = None
+    chroma_url: str | None = field(default=None, repr=False)  # URLs may carry user:password
     openai_api_key: str | None = field(default=None, repr=False)
-    openai_base_url: str | None = None
+    openai_base_url: str | None = field(default=None, repr=False)
     # chunking
     chunk_tokens: int = 200
     chunk_overlap_sentences: int = 1

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from typing import Any
 
 import gradio as gr
 
 from assistant.assistant import Assistant
 from assistant.errors import AssistantError
-from assistant.models import StreamCutOffError
+from assistant.models import StreamCutOffError, redact
 from assistant.types import Answer
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
@@ -30,11 +31,21 @@ def new_session() -> dict[str, Any]:
     return {"turns": [], "selected": None}
 
 
+def retrieved_before(error: Exception) -> list[dict[str, Any]]:
+    """The sources retrieved before the model failed (the chain attaches them to its ModelError)."""
+    return [source.to_dict() for source in getattr(error, "sources", None) or []]
+
+
 class ChatHandlers:
     """The event handlers of one app; each call works on the caller's own session dict."""
 
     def __init__(self, assistant: Assistant) -> None:
         self.assistant = assistant
+
+    def log_failure(self, what: str, subject: str) -> None:
+        """Log the exception being handled, with its traceback, minus the API key and URL passwords."""
+        key = self.assistant.settings.openai_api_key
+        log.error("%s %r failed\n%s", what, redact(subject[:200], key), redact(traceback.format_exc(), key).rstrip())
 
     # --- answering ----------------------------------------------------------------------
 
@@ -51,7 +62,7 @@ class ChatHandlers:
                     turn["rendered"] = render.render_answer(turn["answer"], turn["numbering"], turn=index)
                 content = turn["rendered"]
             elif turn.get("error"):
-                content = render.render_error(turn["error"])
+                content = render.render_error(turn["error"], len(turn.get("sources") or []))
             elif index == len(turns) - 1 and partial is not None:
                 content = render.render_partial(partial)
             else:
@@ -91,10 +102,12 @@ class ChatHandlers:
                 raise RuntimeError("the answer stream ended without an Answer")
         except StreamCutOffError as err:
             turn["error"] = f"{err} (partial reply: {err.partial[:300]})"
+            turn["sources"] = retrieved_before(err)
         except AssistantError as err:
             turn["error"] = str(err) or render.GENERIC_ERROR
+            turn["sources"] = retrieved_before(err)
         except Exception:
-            log.exception("answering %r failed", question[:200])
+            self.log_failure("answering", question)
             turn["error"] = render.GENERIC_ERROR
         if turn["answer"]:
             turn["sources"] = turn["answer"]["sources"]
@@ -136,7 +149,7 @@ class ChatHandlers:
         try:
             entry = self.assistant.entry(entry_id)
         except Exception:
-            log.exception("opening entry %r failed", entry_id[:100])
+            self.log_failure("opening entry", entry_id)
             entry = None
         return entry_card(
             entry,
@@ -210,5 +223,5 @@ class ChatHandlers:
         except AssistantError as err:
             return {"error": str(err) or render.GENERIC_ERROR}
         except Exception:
-            log.exception("/chat failed for %r", str(question)[:200])
+            self.log_failure("/chat for", str(question))
             return {"error": render.GENERIC_ERROR}

@@ -135,8 +135,14 @@ def render_partial(text: str) -> str:
     return render_text(visible, number_citations(visible)) + " ▍"
 
 
-def render_error(message: str) -> str:
-    return f'<span class="answer-error">⚠ {md_text(message)}</span>'
+def render_error(message: str, sources: int = 0) -> str:
+    """An error in the chat; with `sources`, a note that what retrieval found is still in the panel."""
+    out = f'<span class="answer-error">⚠ {md_text(message)}</span>'
+    if sources:
+        plural = "entry was" if sources == 1 else "entries were"
+        note = f"{sources} {plural} retrieved for this question - see Retrieved sources."
+        out += f'\n\n<span class="answer-note">ⓘ {note}</span>'
+    return out
 
 
 def user_message(question: str) -> str:
