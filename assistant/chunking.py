@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Chunk, Entry
@@ -43,7 +44,81 @@ class Chunker:
         return out
 
     def pack(self, heading: str, sentences: list[str], joiner: str = " ") -> list[str]:
-        """Greedy sentence packing with overlap; an over-long sentence is cut by words."""
+        """Greedy sentence packing with overlap; an over-long sentence is cut by words.
+
+        Sentences are counted once and their counts summed (`_pack_counted`); the chunks that
+        come out are checked whole, and an entry whose sums were off is packed again the slow
+        way, re-counting every candidate (`_pack_exact`), which gives the same chunks.
+        """
+        if self.fits is not None and not isinstance(getattr(self.fits, "limit", None), int):
+            return self._pack_exact(heading, sentences, joiner)  # an encoder limit we cannot count
+        packed = self._pack_counted(heading, sentences, joiner)
+        return packed if packed is not None else self._pack_exact(heading, sentences, joiner)
+
+    def _pack_counted(self, heading: str, sentences: list[str], joiner: str) -> list[str] | None:
+        """`_pack_exact` with summed per-sentence counts; None when a finished chunk does not fit.
+
+        cl100k pre-tokens never span a newline or a space before a word, so a chunk's count is
+        the head's plus each sentence's (with its joiner); BERT word pieces never span
+        whitespace, so the encoder count is exactly additive. Where a newline joiner may merge
+        with a sentence's final punctuation (`.\n` is one token) the sum over-counts by at most
+        one per joint, and candidates that close are counted exactly.
+        """
+        head = f"{heading}\n"
+        limit = self.max_tokens
+        head_tokens = count_tokens(head)
+        budget = limit - head_tokens
+        counter: Any = self.fits  # None, or counts word pieces (see embeddings.PieceLimit)
+        piece_limit = counter.limit - counter.special if counter is not None else 0
+        head_pieces = counter.pieces([head])[0] if counter is not None else 0
+
+        def counted(texts: list[str]) -> list[tuple[str, int, int, int]]:
+            """(text, tokens at a chunk's start, tokens after a joiner, word pieces)."""
+            pieces = counter.pieces(texts) if counter is not None else [0] * len(texts)
+            return [(t, count_tokens(t), count_tokens(joiner + t), n) for t, n in zip(texts, pieces, strict=True)]
+
+        items: list[tuple[str, int, int, int]] = []
+        for item in counted(sentences):
+            text, tokens, _, pieces = item
+            if head_tokens + tokens <= limit and (counter is None or head_pieces + pieces <= piece_limit):
+                items.append(item)
+            else:  # cut re-checks the whole sentence exactly first
+                items.extend(counted(self.cut(text, budget, head)))
+        if not items:
+            return [heading]
+        slack = 1 if joiner == "\n" else 0  # possible over-count per joint
+
+        def fits(run: list[tuple[str, int, int, int]]) -> bool:
+            tokens = head_tokens + run[0][1] + sum(item[2] for item in run[1:])
+            pieces = head_pieces + sum(item[3] for item in run)
+            if counter is not None and pieces > piece_limit:
+                return False
+            if tokens <= limit:
+                return True
+            if tokens - slack * (len(run) - 1) > limit:
+                return False
+            return self.within(head + joiner.join(item[0] for item in run), limit)
+
+        bodies: list[list[tuple[str, int, int, int]]] = []
+        current: list[tuple[str, int, int, int]] = []
+        for item in items:
+            candidate = [*current, item]
+            if current and not fits(candidate):
+                bodies.append(current)
+                keep = current[-self.overlap_sentences :] if self.overlap_sentences else []
+                current = [*keep, item]
+                if not fits(current):
+                    current = [item]
+            else:
+                current = candidate
+        bodies.append(current)
+        texts = [head + joiner.join(item[0] for item in body) for body in bodies]
+        if not all(self.within(text, limit) for text in texts):  # the safety check: sums were off
+            return None
+        return texts
+
+    def _pack_exact(self, heading: str, sentences: list[str], joiner: str = " ") -> list[str]:
+        """The reference packing: every candidate chunk is tokenized whole."""
         head = f"{heading}\n"
         budget = self.max_tokens - count_tokens(head)
         pieces = [p for s in sentences for p in self.cut(s, budget, head)]

@@ -12,8 +12,11 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 
 from assistant.index import Index
 from assistant.text import content_words, words
@@ -79,20 +82,16 @@ class Retriever:
         return []
 
     @cached_property
-    def entry_words(self) -> dict[str, frozenset[str]]:
-        """Stemmed content words of each entry (title and text), for coverage and rarity."""
+    def entry_words(self) -> dict[str, AbstractSet[str]]:
+        """Stemmed content words of each entry (title and text), for coverage and rarity (read-only)."""
         return {
-            entry_id: frozenset(content_words(f"{item.entry.title} {item.entry.text}"))
+            entry_id: content_words(f"{item.entry.title} {item.entry.text}")
             for entry_id, item in self.index.entries.items()
         }
 
     @cached_property
     def document_frequency(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for entry_words in self.entry_words.values():
-            for word in entry_words:
-                counts[word] = counts.get(word, 0) + 1
-        return counts
+        return dict(Counter(chain.from_iterable(self.entry_words.values())))
 
     def coverage(self, query: str, entry_ids: list[str]) -> dict[str, float]:
         """Share of the query's rarity-weighted content words each entry contains (0..1).

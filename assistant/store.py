@@ -99,8 +99,18 @@ class Store:
     def lexical_dir(self, generation: int) -> Path:
         return self.root / f"lexical-{generation}"
 
-    def commit(self, stored: dict[str, StoredEntry], generation: int, manifest: dict[str, Any]) -> None:
-        """Write generation files, then the manifest (the commit point), then drop older ones."""
+    def commit(
+        self,
+        stored: dict[str, StoredEntry],
+        generation: int,
+        manifest: dict[str, Any],
+        lexical_from: int | None = None,
+    ) -> None:
+        """Write generation files, then the manifest (the commit point), then drop older ones.
+
+        `lexical_from`: a generation with exactly these chunks in this order, whose lexical
+        index is copied instead of rebuilt.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / f"entries-{generation}.jsonl"
         with path.open("w", encoding="utf-8") as handle:
@@ -110,7 +120,12 @@ class Store:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
-        build_lexical(stored, self.lexical_dir(generation))
+        previous = self.lexical_dir(lexical_from) if lexical_from is not None else None
+        if previous is not None and previous.is_dir() and previous != self.lexical_dir(generation):
+            shutil.rmtree(self.lexical_dir(generation), ignore_errors=True)
+            shutil.copytree(previous, self.lexical_dir(generation))
+        else:
+            build_lexical(stored, self.lexical_dir(generation))
         write_json_atomic(self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation})
         keep = {path.name, self.lexical_dir(generation).name}
         for old in self.root.iterdir():

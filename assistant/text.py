@@ -154,6 +154,7 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1 << 16)  # a corpus has a few ten thousand distinct words; stemming each once
 def stem(word: str) -> str:
     """A light suffix stripper: `serverlessly`, `GPUs`, `batching` meet `serverless`, `GPU`, `batch`."""
     if len(word) == 4 and word.endswith("pus"):  # GPUs, TPUs, CPUs, NPUs
@@ -177,6 +178,19 @@ def stems(text: str) -> list[str]:
     return [stem(w) for w in words(text)]
 
 
+_STEMS: dict[str, str] = {}  # word -> stem, for content_words over a whole corpus
+_NOT_CONTENT = STOPWORDS | set("abcdefghijklmnopqrstuvwxyz0123456789")  # WORD's one-letter matches
+
+
 def content_words(text: str) -> set[str]:
     """Stemmed words that carry meaning (no stopwords, no single letters)."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+    unique = set(words(text))  # each distinct word once; stems from a plain dict, looked up in C
+    unique -= _NOT_CONTENT
+    missing = unique.difference(_STEMS)
+    if missing:
+        if len(_STEMS) > 1 << 20:  # a long-running server meets new words forever; start over
+            _STEMS.clear()
+            missing = unique
+        for word in missing:
+            _STEMS[word] = stem(word)
+    return set(map(_STEMS.__getitem__, unique))

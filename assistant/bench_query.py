@@ -1,0 +1,128 @@
+"""Query figures for `assistant bench`: warm search()/ask() latency, cold start, the LangChain recipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from assistant.bench_stats import summarise
+from assistant.settings import Settings
+
+COLD_QUESTION = "What is a GPU?"
+
+
+def load_questions(path: Path, limit: int | None = None) -> list[str]:
+    """The `question` field of each JSON Lines record (histories are left out)."""
+    questions = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            if isinstance(record, dict) and isinstance(record.get("question"), str):
+                questions.append(record["question"])
+    return questions[:limit] if limit else questions
+
+
+def latencies(call: Callable[[str], Any], questions: list[str], warm: int) -> list[float]:
+    """Milliseconds per call, after `warm` untimed calls on the first questions."""
+    for question in questions[:warm]:
+        call(question)
+    times = []
+    for question in questions:
+        t0 = time.perf_counter()
+        call(question)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def measure_queries(settings: Settings, embedder: Any, questions: list[str], warm: int) -> dict[str, Any]:
+    """search() and ask() (extractive and stub models), warm, over the questions."""
+    from assistant.assistant import Assistant
+
+    out: dict[str, Any] = {"questions": len(questions), "warm_up": warm}
+    bot = Assistant(settings.with_(model="extractive"), embedder=embedder, auto_index=False)
+    t0 = time.perf_counter()
+    bot.search(questions[0])
+    out["first_search_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+    out["search_ms"] = summarise(latencies(bot.search, questions, warm))
+    refused: list[bool] = []
+    out["ask_extractive_ms"] = summarise(latencies(lambda q: refused.append(bot.ask(q).refused), questions, warm))
+    out["ask_extractive_refused"] = sum(refused[warm:])  # of the timed questions
+    stub = Assistant(settings.with_(model="stub"), embedder=embedder, auto_index=False)
+    out["ask_stub_ms"] = summarise(latencies(stub.ask, questions, warm))
+    return out
+
+
+def query_embedding(embedder: Any, questions: list[str]) -> dict[str, Any]:
+    """One query through LocalEmbedder.embed_query vs HuggingFaceEmbeddings.embed_query."""
+    model = getattr(embedder, "_model", None)
+    out: dict[str, Any] = {"embed_query_ms": summarise(latencies(embedder.embed_query, questions, 5))}
+    if model is not None and hasattr(model, "embed_query"):
+        out["library_embed_query_ms"] = summarise(latencies(model.embed_query, questions, 5))
+        out["direct_forward"] = bool(getattr(embedder, "_forward", None))
+    return out
+
+
+def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
+    """`assistant ask "What is a GPU?"` as a fresh process on an existing index: start to answer."""
+    script = Path(sys.executable).with_name("assistant")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))}
+    env.update(
+        {
+            "ASSISTANT_HOME": str(home),
+            "ASSISTANT_KNOWLEDGE": str(knowledge),
+            "ASSISTANT_MODEL": "extractive",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "ANONYMIZED_TELEMETRY": "False",
+        }
+    )
+    seconds, answer_ms, lines = [], [], ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run([*command, "ask", COLD_QUESTION], env=env, capture_output=True, text=True, timeout=300)
+        seconds.append(time.perf_counter() - t0)
+        if done.returncode != 0:
+            return {"error": (done.stderr or done.stdout).strip()[-500:], "runs_s": [round(s, 2) for s in seconds]}
+        lines = done.stdout.strip()
+        match = re.search(r"-- \S+, (\d+) ms\s*$", lines)
+        if match:
+            answer_ms.append(float(match.group(1)))
+    return {
+        "command": " ".join(["assistant", "ask", json.dumps(COLD_QUESTION)]),
+        "runs_s": [round(s, 3) for s in seconds],
+        "median_s": round(statistics.median(seconds), 3),
+        "answer_ms": summarise(answer_ms) if answer_ms else None,
+        "answer_first_line": lines.splitlines()[0][:160] if lines else "",
+    }
+
+
+def measure_recipe(settings: Settings, questions: list[str], warm: int) -> dict[str, Any]:
+    """The plain LangChain recipe on the same knowledge: indexing time, chunks, query latency."""
+    from assistant.baseline import LangChainRecipe
+
+    recipe = LangChainRecipe(settings)
+    t0 = time.perf_counter()
+    recipe.embeddings.embed_query("warm up")
+    load_s = time.perf_counter() - t0
+    wall, cpu = time.perf_counter(), time.process_time()
+    recipe.store()  # parse, split, embed and add: the recipe's whole indexing
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {
+        "model_load_s": round(load_s, 3),
+        "chunks": recipe.chunks,
+        "index_s": round(wall, 3),
+        "index_cpu_s": round(cpu, 3),
+        "add_documents_s": round(recipe.index_seconds, 3),
+        "chunks_per_s": round(recipe.chunks / wall, 2) if wall else None,
+        "query_ms": summarise(latencies(recipe.search_ids, questions, warm)),
+    }
