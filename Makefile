@@ -44,7 +44,7 @@ eval: $(VENV)/.runtime       ## both question sets with the offline model
 	ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys \
 	  $(VENV)/bin/assistant eval --questions knowledge/questions/mlsys.jsonl --out results/mlsys
 
-bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/results.json and .md
+bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/results/results.json and .md
 	$(VENV)/bin/assistant bench
 
 soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local server

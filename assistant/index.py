@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -37,6 +38,7 @@ VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does no
 @dataclass
 class SyncReport:
     added: int = 0
+    kept: int = 0  # entries of files that failed to read, kept as they were
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
@@ -53,7 +55,9 @@ class SyncReport:
         return (
             f"{self.entries} entries ({self.chunks} chunks) from {self.files} files: "
             f"{self.added} added, {self.updated} updated, {self.removed} removed, "
-            f"{self.unchanged} unchanged, {len(self.skipped)} skipped; "
+            f"{self.unchanged} unchanged, {len(self.skipped)} skipped"
+            + (f" ({self.kept} entries of unreadable files kept as they were)" if self.kept else "")
+            + "; "
             f"embedded {self.embedded_chunks} chunks in {self.seconds:.1f}s ({rate:.1f} entries/s)"
         )
 
@@ -189,7 +193,7 @@ class Index:
         url = self.settings.chroma_url
         if url:
             return IndexUnavailableError(
-                f"Cannot reach the Chroma server at {url} ({type(error).__name__}) - "
+                f"Cannot reach the Chroma server at {re.sub(r'//[^/@]*@', '//', url)} ({type(error).__name__}) - "
                 "start it (chroma run --path DIR --host 127.0.0.1 --port PORT) or unset ASSISTANT_CHROMA_URL"
             )
         return IndexUnavailableError(
@@ -254,6 +258,12 @@ class Index:
                 report.added += 1
             else:
                 report.updated += 1
+        damaged = {problem.path for problem in corpus.problems if problem.damaged}
+        for entry_id, old in self.entries.items():  # nothing indexed is lost to a file that fails to read
+            sources = old.entry.fields.get("sources") or [old.entry.source]
+            if entry_id not in fresh and any(source.rpartition(":")[0] in damaged for source in sources):
+                fresh[entry_id] = old
+                report.kept += 1
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
         knowledge = [Path(p).as_posix() for p in (paths or self.settings.knowledge)]
         manifest = self.store.manifest() or {}

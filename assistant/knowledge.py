@@ -48,6 +48,9 @@ class Problem:
     path: str
     line: int
     message: str
+    # the file holds knowledge that could not be read (as opposed to a wrong path or a clash):
+    # entries indexed from it before are kept until it reads cleanly again
+    damaged: bool = True
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
@@ -80,6 +83,7 @@ class Corpus:
                     path,
                     int(line or 0),
                     f"duplicate id {entry.id} (first read at {old.source}) - kept the first",
+                    damaged=False,
                 )
             )
 
@@ -126,14 +130,21 @@ def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path
         elif root.is_file():
             candidates = [root]
         else:
-            corpus.problems.append(Problem(display_path(root), 0, "no such file or folder - check the path"))
+            corpus.problems.append(
+                Problem(display_path(root), 0, "no such file or folder - check the path", damaged=False)
+            )
             continue
         for path in candidates:
             if path.suffix in KNOWLEDGE_SUFFIXES:
                 yield path
             elif path.suffix not in IGNORED_SUFFIXES:
                 corpus.problems.append(
-                    Problem(display_path(path), 0, "not a knowledge file - expected .txt pages or .jsonl records")
+                    Problem(
+                        display_path(path),
+                        0,
+                        "not a knowledge file - expected .txt pages or .jsonl records",
+                        damaged=False,
+                    )
                 )
 
 
@@ -350,7 +361,7 @@ def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
             if not isinstance(record, dict):
                 corpus.problems.append(Problem(shown, number, "expected a JSON object"))
             elif "question" in record and number == 1:
-                corpus.problems.append(Problem(shown, 1, "a question set, not knowledge - skipped"))
+                corpus.problems.append(Problem(shown, 1, "a question set, not knowledge - skipped", damaged=False))
                 return
             elif "term" in record or "definition" in record:
                 glossary.append((number, record))

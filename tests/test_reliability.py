@@ -434,11 +434,6 @@ def test_an_unreadable_file_is_reported_with_file_and_line(tmp_path: Path, break
     assert index.entry("MLD-0472") is not None  # the other files are untouched
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="index.py: Index.sync() treats an entry whose file (or line) could not be read as deleted and drops it; "
-    "DESIGN.md section 4 says 'Nothing already indexed is lost' - see the proposed fix in the report",
-)
 @pytest.mark.parametrize("breakage", list(BREAKAGES))
 def test_an_indexed_entry_survives_its_file_becoming_unreadable(tmp_path: Path, breakage: str) -> None:
     name, lost, damage = BREAKAGES[breakage]

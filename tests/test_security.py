@@ -206,11 +206,6 @@ def test_a_password_in_the_base_url_is_not_in_the_settings_repr() -> None:
     assert LEAK not in repr(settings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="index.py: Index._unavailable() puts ASSISTANT_CHROMA_URL in the error verbatim, password included "
-    "- see the proposed fix in the report",
-)
 def test_a_password_in_the_chroma_url_is_not_in_the_unreachable_error(tmp_path: Path) -> None:
     from assistant.errors import IndexUnavailableError
     from assistant.index import Index
