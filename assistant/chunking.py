@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.knowledge import core_statements
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Chunk, Entry
 
-CHUNKING_VERSION = 1
+CHUNKING_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -183,15 +184,7 @@ class Chunker:
 def concept_parts(entry: Entry) -> list[tuple[str, str, list[str]]]:
     """A concept page's fields as chunk families: (field, label repeated on each chunk, sentences)."""
     fields = entry.fields
-    core = [fields["definition"]]
-    if fields.get("example"):
-        core.append(f"Example: {fields['example']}")
-    if fields.get("caveat"):
-        core.append(f"Caveat: {fields['caveat']}")
-    if fields.get("aliases"):
-        core.append(f"Also known as: {', '.join(fields['aliases'])}.")
-    if fields.get("tags") or fields.get("stages"):
-        core.append(f"Stages: {', '.join(fields.get('stages', []))}. Tags: {', '.join(fields.get('tags', []))}.")
+    core = core_statements(fields)
     parts = [("core", "", core)]
     technology = [f"{t['name']}: {t['description']}" for t in fields.get("technology", [])]
     if technology:

@@ -275,9 +275,13 @@ def parse_list_item(field_name: str, line: str) -> Any:
     return item
 
 
-def concept_text(title: str, fields: dict[str, Any]) -> str:
-    """The readable text of a concept page: one statement per line, boilerplate left out."""
-    lines = [title, fields["definition"]]
+def core_statements(fields: dict[str, Any]) -> list[str]:
+    """Definition, example, caveat, aliases, level and tags: one statement each.
+
+    Both the entry text and the core chunk are made of these, so a sentence quoted from
+    the chunk is a sentence of the entry.
+    """
+    lines = [fields["definition"]]
     if fields.get("example"):
         lines.append(f"Example: {fields['example']}")
     if fields.get("caveat"):
@@ -289,6 +293,12 @@ def concept_text(title: str, fields: dict[str, Any]) -> str:
         lines.append(f"Level: {fields.get('level', 'unspecified')}. Stages: {stages}.")
     if fields.get("tags"):
         lines.append(f"Tags: {', '.join(fields['tags'])}.")
+    return lines
+
+
+def concept_text(title: str, fields: dict[str, Any]) -> str:
+    """The readable text of a concept page: one statement per line, boilerplate left out."""
+    lines = [title, *core_statements(fields)]
     for item in fields.get("technology", []):
         lines.append(f"{item['name']}: {item['description']}")
     for reference in fields.get("references", []):  # the same statements the references chunk holds

@@ -271,5 +271,5 @@ def test_glossary_terms_are_concept_chunks(corpus_chunks) -> None:
 
 
 def test_chunker_settings_go_into_the_manifest() -> None:
-    assert Chunker(200, 1).settings() == {"version": 1, "max_tokens": 200, "overlap": 1}
+    assert Chunker(200, 1).settings() == {"version": 2, "max_tokens": 200, "overlap": 1}
     assert Chunker(120, 0).settings() != Chunker(200, 1).settings()

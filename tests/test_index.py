@@ -98,7 +98,7 @@ def test_first_sync_adds_60_and_the_second_embeds_nothing(tmp_path: Path) -> Non
     manifest = json.loads((tmp_path / "home" / "index" / "manifest.json").read_text())
     assert manifest["embeddings"] == "fake:hashed-bow-64"
     assert (manifest["entries"], manifest["chunks"]) == (60, 63)
-    assert manifest["chunking"] == {"version": 1, "max_tokens": 200, "overlap": 1}
+    assert manifest["chunking"] == {"version": 2, "max_tokens": 200, "overlap": 1}
 
 
 def test_editing_the_concept_page_updates_only_that_entry(synced: Synced) -> None:
