@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import BaseMessage
 
+from assistant.models import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, split_sentences
 
@@ -163,35 +159,13 @@ def cite(sentence: str, entry_id: str) -> str:
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
 
 
-class ExtractiveChatModel(BaseChatModel):
+class ExtractiveChatModel(TextReplyModel):
     """A LangChain chat model with no network: quotes the context (see module docstring)."""
 
     @property
     def _llm_type(self) -> str:
         return "extractive"
 
-    def _answer(self, messages: list[BaseMessage]) -> str:
+    def _reply(self, messages: list[BaseMessage]) -> str:
         prompt = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
         return extract_answer(prompt)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._answer(messages)))])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        for piece in re.findall(r"\S+\s*", self._answer(messages)):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk

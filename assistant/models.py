@@ -39,7 +39,40 @@ class StreamCutOffError(ModelError):
         self.partial = partial
 
 
-class StubChatModel(BaseChatModel):
+class TextReplyModel(BaseChatModel):
+    """A chat model whose reply is computed as one string, then streamed a word at a time.
+
+    Subclasses implement `_reply`; the offline extractive model and the test stub both are.
+    """
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        text = self._reply(messages)
+        for piece in re.findall(r"\s*\S+\s*", text) or [text]:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+
+class StubChatModel(TextReplyModel):
     """A scripted chat model for tests: replies in order (the last repeats), records every call.
 
     `errors[i]`, when set, is raised by call i instead of replying. The text is emitted exactly
@@ -54,7 +87,7 @@ class StubChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "stub"
 
-    def _next_reply(self, messages: list[BaseMessage]) -> str:
+    def _reply(self, messages: list[BaseMessage]) -> str:
         index = len(self.calls)
         self.calls.append(list(messages))
         error = self.errors[index] if index < len(self.errors) else None
@@ -62,30 +95,6 @@ class StubChatModel(BaseChatModel):
             raise error
         replies = self.replies or [DEFAULT_STUB_REPLY]
         return replies[min(index, len(replies) - 1)]
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        text = self._next_reply(messages)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        text = self._next_reply(messages)
-        for piece in re.findall(r"\s*\S+\s*", text) or [text]:
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
 
 
 def make_chat_model(settings: Settings) -> BaseChatModel:
