@@ -8,7 +8,7 @@ chunk starts with its entry's title, so a chunk retrieved alone still says what 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,7 +217,3 @@ def concept_parts(entry: Entry) -> list[tuple[str, str, list[str]]]:
     if related:
         parts.append(("related", "related concepts", [f"{r}." for r in related]))
     return parts
-
-
-def chunk_all(chunker: Chunker, entries: Iterable[Entry]) -> dict[str, list[Chunk]]:
-    return {entry.id: chunker.chunks(entry) for entry in entries}

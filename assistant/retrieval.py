@@ -38,7 +38,6 @@ QUESTION_FRAME = re.compile(
 class Retrieval:
     sources: list[Source]
     confidence: float  # mean of best dense cosine and best word coverage; 1.0 on a name match
-    name_match: str | None = None
 
 
 class Retriever:
@@ -141,7 +140,7 @@ class Retriever:
         top_coverage = max((covered.get(e, 0.0) for e, _ in ordered[:5]), default=0.0)
         similarity = dense[0][1] if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
-        return Retrieval(sources, confidence, named[0] if named else None)
+        return Retrieval(sources, confidence)
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
