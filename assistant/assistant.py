@@ -54,6 +54,11 @@ class Assistant:
         self._chain = None
         return report
 
+    @property
+    def retriever(self) -> Retriever:
+        """The hybrid retriever over the index (tools time its parts)."""
+        return self._retriever
+
     def entry(self, entry_id: str) -> Entry | None:
         return self._index.entry(entry_id)
 

@@ -157,7 +157,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.evaluate import run
+    from assistant.eval.runner import run
 
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
     return run(
@@ -172,7 +172,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
-    from assistant.bench import run
+    from assistant.bench.runner import run
 
     return run(settings, args.out, quick=args.quick)
 

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,6 +153,11 @@ class Index:
         item = self.entries.get(entry_id)
         return list(item.chunks) if item else []
 
+    @property
+    def chunks(self) -> list[Chunk]:
+        """Every committed chunk, in store order (row i of the lexical index is chunk i)."""
+        return self._rows
+
     # --- chroma ----------------------------------------------------------------------
 
     def collection(self) -> Any:
@@ -214,6 +219,10 @@ class Index:
             )
         except Exception as error:
             raise self._unavailable(error) from error
+
+    def max_batch_size(self) -> int:
+        """The most vectors Chroma takes in one write."""
+        return int(getattr(self._client(), "get_max_batch_size", lambda: 5000)())
 
     def vector_ids(self) -> set[str]:
         collection, ids, offset = self.collection(), set(), 0
@@ -331,7 +340,7 @@ class Index:
             t0 = time.perf_counter()
             vectors = self.embedder.embed_documents(texts)
             embed_time += time.perf_counter() - t0
-            pending.append(writer.submit(self._add, list(batch), vectors))
+            pending.append(writer.submit(self.write_vectors, list(batch), vectors))
             report.embedded_chunks += len(batch)
             bar.update(batch_entries)
             if on_embedded:
@@ -354,7 +363,8 @@ class Index:
             bar.close()
         return embed_time
 
-    def _add(self, batch: list[tuple[str, Chunk]], vectors: list[list[float]]) -> None:
+    def write_vectors(self, batch: list[tuple[str, Chunk]], vectors: Sequence[Sequence[float]]) -> None:
+        """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks."""
         self.collection().upsert(
             ids=[vid for vid, _ in batch],
             embeddings=vectors,
@@ -380,11 +390,16 @@ class Index:
 
     # --- search primitives -------------------------------------------------------------
 
-    def dense(self, query: str | list[float], k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
-        """Nearest chunks by cosine similarity (1 - cosine distance), best first."""
+    def dense(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
+        """Nearest chunks to the query's embedding by cosine similarity, best first."""
         if not self._rows:
             return []
-        vector = self.embedder.embed_query(query) if isinstance(query, str) else query
+        return self.nearest(self.embedder.embed_query(query), k, kind)
+
+    def nearest(self, vector: Sequence[float], k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
+        """Nearest committed chunks to a vector by cosine similarity (1 - cosine distance), best first."""
+        if not self._rows:
+            return []
         wanted = k + 8
         while True:
             # no count() first: it costs ~13 ms at 100,000 chunks; Chroma returns fewer when it has fewer

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from assistant import Assistant, Settings
 from assistant.chain import refers_back, rule_condense
-from assistant.evaluate import load_questions
+from assistant.eval.questions import load_questions
 
 
 def confidences(home: str, questions_path: str) -> list[tuple[bool, float, str]]:

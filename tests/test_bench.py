@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.bench_query import load_questions
-from assistant.bench_report import render_markdown, targets
-from assistant.bench_scale import RESULT, main, synthetic_entries, vocabulary
-from assistant.bench_stats import number, percentile, ratio, summarise, table
+from assistant.bench.queries import load_questions
+from assistant.bench.report import render_markdown, targets
+from assistant.bench.scale import RESULT, main, synthetic_entries, vocabulary
+from assistant.figures import summarise
 from assistant.index import Index
 from assistant.settings import Settings
 from tests.conftest import REPO, SEED
@@ -27,53 +27,6 @@ WORDS, SHARES = vocabulary(
 
 
 # --- statistics and tables ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("values", "q", "expected"),
-    [
-        ([1, 2, 3, 4], 50, 2.5),
-        ([1, 2, 3, 4], 95, 3.85),
-        ([1, 2, 3, 4], 0, 1),
-        ([1, 2, 3, 4], 100, 4),
-        ([4, 1, 3, 2], 50, 2.5),  # order does not matter
-        ([7.0], 95, 7.0),
-        (list(range(1, 101)), 50, 50.5),
-    ],
-)
-def test_percentile_interpolates_like_numpy(values, q, expected) -> None:
-    assert percentile(values, q) == pytest.approx(expected)
-
-
-def test_percentile_rejects_nothing_and_out_of_range() -> None:
-    with pytest.raises(ValueError):
-        percentile([], 50)
-    with pytest.raises(ValueError):
-        percentile([1.0], 101)
-
-
-def test_summarise_and_ratio() -> None:
-    assert summarise([10.0, 20.0, 30.0, 40.0]) == {
-        "n": 4,
-        "p50": 25.0,
-        "p95": 38.5,
-        "mean": 25.0,
-        "min": 10.0,
-        "max": 40.0,
-    }
-    assert summarise([]) == {"n": 0}
-    assert ratio(3, 4) == 0.75
-    assert ratio(1, 0) is None and ratio(None, 2) is None
-
-
-def test_table_is_markdown_with_aligned_numbers() -> None:
-    text = table(["name", "chunks", "p50 ms", "met"], [["mlsys", 3818, 12.345, True], ["seed|x", None, 1.0, False]])
-    lines = text.splitlines()
-    assert lines[0] == "| name | chunks | p50 ms | met |"
-    assert lines[1] == "| --- | ---: | ---: | --- |"
-    assert lines[2] == "| mlsys | 3,818 | 12.3 | yes |"
-    assert lines[3] == "| seed\\|x | – | 1.0 | no |"
-    assert number(0.123456, 3) == "0.123"
 
 
 # --- generated entries ------------------------------------------------------------------------

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant import evaluate as ev
 from assistant.errors import AssistantError, KnowledgeError
+from assistant.eval import runner as ev
+from assistant.eval.judge import judge_score
+from assistant.eval.questions import Question, load_questions
 from assistant.settings import Settings
 from assistant.types import Answer, Citation, Source
 
@@ -270,21 +272,21 @@ def test_malformed_line_names_file_and_line(tmp_path, bad, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(f"{GOOD}\n\n{bad}\n", encoding="utf-8")
     with pytest.raises(KnowledgeError) as caught:
-        ev.load_questions(path)
+        load_questions(path)
     assert (caught.value.path, caught.value.line) == (str(path), 3)
     assert str(caught.value).startswith(f"{path}:3: ") and message in str(caught.value)
 
 
 def test_missing_or_empty_question_file(tmp_path):
     with pytest.raises(AssistantError, match="--questions"):
-        ev.load_questions(tmp_path / "nope.jsonl")
+        load_questions(tmp_path / "nope.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
     with pytest.raises(AssistantError, match="no questions"):
-        ev.load_questions(tmp_path / "empty.jsonl")
+        load_questions(tmp_path / "empty.jsonl")
 
 
 def test_load_questions_parses_fields(qfile):
-    questions = ev.load_questions(qfile)
+    questions = load_questions(qfile)
     assert [q.id for q in questions] == ["q1", "q2", "q3", "q4"]
     assert questions[3].history == (("user", "What is a GPU?"), ("assistant", "A GPU is ... [A]"))
     assert questions[2].should_refuse and questions[2].gold == ()
@@ -293,11 +295,11 @@ def test_load_questions_parses_fields(qfile):
 def test_evaluate_with_judge_fn(qfile):
     seen = []
 
-    def judge(q: ev.Question, answer: Answer) -> float:
+    def judge(q: Question, answer: Answer) -> float:
         seen.append(q.id)
         return 1.0
 
-    result = ev.evaluate(ev.load_questions(qfile), lambda q, h: ANSWERS[q], judge_fn=judge)
+    result = ev.evaluate(load_questions(qfile), lambda q, h: ANSWERS[q], judge_fn=judge)
     assert seen == ["q1", "q2"]  # refused answerable q4 scores 0 without a call; q3 is not judged
     assert result.overall["judged_llm"] == pytest.approx(2 / 3)
     assert result.by_mode == {}
@@ -308,7 +310,7 @@ def test_evaluate_with_judge_fn(qfile):
     [("Correct", 1.0), ("Partially correct.", 0.5), ("INCORRECT", 0.0), ("no idea", None)],
 )
 def test_judge_reply_parsing(reply, score):
-    assert ev._judge_score(reply) == score
+    assert judge_score(reply) == score
 
 
 def test_judge_needs_an_openai_model(qfile, tmp_path, factory):

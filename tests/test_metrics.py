@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
-from assistant import metrics as m
+from assistant.eval import metrics as m
 from assistant.types import Citation
 
 L3 = math.log2(3)  # discount at rank 2
@@ -165,37 +164,6 @@ def test_refusal_scores(pairs, precision, recall, false_rate):
 )
 def test_answered_only_precision(rows, expected):
     assert m.answered_only_precision(rows) == approx(expected)
-
-
-@pytest.mark.parametrize(
-    ("values", "q", "expected"),
-    [
-        ([], 50, None),
-        ([5.0], 95, 5.0),
-        ([1, 2, 3, 4], 50, 2.5),
-        ([1, 2, 3, 4], 95, 3.85),
-        ([4, 1, 3, 2], 0, 1.0),  # unsorted input
-        ([4, 1, 3, 2], 100, 4.0),
-        ([2, 2, 2, 10], 50, 2.0),  # ties
-        ([2, 2, 10, 10], 50, 6.0),
-    ],
-)
-def test_percentile(values, q, expected):
-    assert m.percentile(values, q) == approx(expected)
-
-
-def test_percentile_matches_numpy_linear():
-    np = pytest.importorskip("numpy")
-    rng = random.Random(7)
-    for size in (1, 2, 5, 17):
-        values = [rng.uniform(0, 100) for _ in range(size)]
-        for q in (0, 5, 50, 90, 95, 99, 100):
-            assert m.percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
-
-
-def test_percentile_rejects_q_out_of_range():
-    with pytest.raises(ValueError, match=r"0\.\.100"):
-        m.percentile([1.0], 101)
 
 
 @pytest.mark.parametrize(

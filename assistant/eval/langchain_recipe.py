@@ -1,4 +1,4 @@
-"""The plain LangChain recipe, as a yardstick: the same knowledge, the same embeddings.
+"""The plain LangChain recipe, as a yardstick for retrieval: the same knowledge, the same embeddings.
 
 RecursiveCharacterTextSplitter (1000 characters, 200 overlap) over each entry's title and
 text, a langchain-chroma vector store, `similarity_search(k=4)`. Evaluation and benchmarks

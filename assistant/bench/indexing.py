@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.bench_stats import disk_bytes, profile_text, ratio
+from assistant.bench.measure import disk_bytes, profile_text
+from assistant.figures import ratio
 from assistant.settings import Settings
 
 
@@ -101,7 +102,7 @@ def resync(settings: Settings, embedder: Any, runs: int) -> dict[str, Any]:
 def measure_corpus(settings: Settings, embedder: Any, runs: int = 3) -> tuple[Any, dict[str, Any]]:
     """A fresh sync, then raw encoding of the same chunk texts, then no-change re-syncs."""
     index, figures = fresh_sync(settings, embedder)
-    texts = [chunk.text for chunk in index._rows]
+    texts = [chunk.text for chunk in index.chunks]
     figures.update(raw_embedding(embedder, texts))
     figures["pipeline_vs_raw"] = ratio(figures["chunks_per_s"], figures["raw_chunks_per_s"])
     figures["pipeline_vs_raw_cpu"] = ratio(figures["raw_embed_cpu_s"], figures["sync_cpu_s"])

@@ -6,7 +6,7 @@ into the Chroma collection, so the vector index has the shape of real data. The 
 index needs text: it is drawn from the corpus's own word frequencies. Entries and chunks go
 through the real `Store.commit` (entries file, bm25s index, manifest).
 
-Building and searching run in child processes (`python -m assistant.bench_scale CONFIG`)
+Building and searching run in child processes (`python -m assistant.bench.scale CONFIG`)
 so that each reports its own peak memory (VmHWM).
 """
 
@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from assistant.bench_stats import disk_bytes, peak_rss_mb, summarise
+from assistant.bench.measure import disk_bytes, peak_rss_mb
+from assistant.figures import summarise
 from assistant.knowledge import abstract_id, slugify
 from assistant.store import StoredEntry, vector_id
 from assistant.types import Chunk, Entry
@@ -139,7 +140,7 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     settings = Settings(home=home, knowledge=tuple(knowledge), embeddings=embeddings)
     index = Index(settings, embedder=NoEncoder(embedder_name(embeddings)))  # type: ignore[arg-type]
     index.require_entries()
-    have = len(index._rows)
+    have = len(index.chunks)
     if have >= target:
         return {"chunks": have, "entries": len(index.entries), "added_chunks": 0, "seconds": 0.0}
     real = [item for item in index.entries.values() if not item.entry.fields.get("synthetic")]
@@ -160,14 +161,14 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     ).astype(np.float32)
     rng = np.random.default_rng(seed)
     rows = [(vector_id(chunk, item.hash), chunk) for item in extra for chunk in item.chunks]
-    step = min(5000, int(getattr(index._client(), "get_max_batch_size", lambda: 5000)()))
+    step = min(5000, index.max_batch_size())
     for start in range(0, len(rows), step):
         batch = rows[start : start + step]
         base = pool[rng.integers(0, len(pool), len(batch))]
         noise = rng.standard_normal(base.shape).astype(np.float32) * (NOISE / np.sqrt(base.shape[1]))
         vectors = base + noise
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        index._add(batch, vectors)  # type: ignore[arg-type]
+        index.write_vectors(batch, vectors)
     vectors_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -183,7 +184,7 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     commit_s = time.perf_counter() - t0
     index.reload()
     return {
-        "chunks": len(index._rows),
+        "chunks": len(index.chunks),
         "entries": len(index.entries),
         "added_chunks": len(rows),
         "seconds": round(time.perf_counter() - started, 3),
@@ -203,7 +204,7 @@ def search_latency(home: Path, knowledge: list[Path], embeddings: str, questions
     bot = Assistant(settings, auto_index=False)
     open_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    bot._index.embedder.embed_query("warm up")
+    bot.retriever.index.embedder.embed_query("warm up")
     model_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     bot.search(questions[0])
@@ -227,13 +228,14 @@ def search_latency(home: Path, knowledge: list[Path], embeddings: str, questions
 
 def search_parts(bot: Any, questions: list[str]) -> dict[str, dict[str, float]]:
     """Where a warm search() spends its time: query embedding, Chroma, bm25s, the rest."""
-    index, retriever = bot._index, bot._retriever
+    retriever = bot.retriever
+    index = retriever.index
     parts: dict[str, list[float]] = {"embed_query": [], "chroma_query": [], "bm25s": [], "coverage_and_names": []}
     for question in questions:
         t0 = time.perf_counter()
         vector = index.embedder.embed_query(question)
         t1 = time.perf_counter()
-        dense = index.dense(vector, 40)
+        dense = index.nearest(vector, 40)
         t2 = time.perf_counter()
         lexical = index.lexical(question, 40)
         t3 = time.perf_counter()
@@ -246,7 +248,7 @@ def search_parts(bot: Any, questions: list[str]) -> dict[str, dict[str, float]]:
 
 
 def profile_searches(bot: Any, questions: list[str], top: int = 25) -> str:
-    from assistant.bench_stats import profile_text
+    from assistant.bench.measure import profile_text
 
     return profile_text(lambda: [bot.search(q) for q in questions], top)
 

@@ -9,8 +9,8 @@ come. Everything runs in temporary ASSISTANT_HOME folders; the repo's index is n
 - queries: warm search() and ask() (extractive and stub models) over the mlsys questions,
   query embedding alone, and the cold start of `assistant ask "What is a GPU?"`;
 - scale: the mlsys index grown with generated entries to 10,000 and 100,000 chunks
-  (assistant/bench_scale.py), searched in a child process that reports its peak memory;
-- the plain LangChain recipe (assistant/baseline.py) on the same data, as ratios.
+  (assistant/bench/scale.py), searched in a child process that reports its peak memory;
+- the plain LangChain recipe (assistant/eval/langchain_recipe.py) on the same data, as ratios.
 
 `--quick` indexes the seed corpus only, queries it with 20 seed questions, and stops at
 10,000 chunks.
@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.bench_report import render_markdown, targets
-from assistant.bench_stats import ratio
+from assistant.bench.report import render_markdown, targets
 from assistant.errors import AssistantError
+from assistant.figures import ratio
 from assistant.settings import Settings
 
 SCALE_POINTS = (10_000, 100_000)
@@ -60,11 +60,11 @@ def load_average() -> list[float]:
 
 
 def child(config: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
-    """Run assistant.bench_scale in a fresh process; its RESULT line as a dict."""
-    from assistant.bench_scale import RESULT
+    """Run assistant.bench.scale in a fresh process; its RESULT line as a dict."""
+    from assistant.bench.scale import RESULT
 
     done = subprocess.run(
-        [sys.executable, "-m", "assistant.bench_scale", json.dumps(config)],
+        [sys.executable, "-m", "assistant.bench.scale", json.dumps(config)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -77,7 +77,8 @@ def child(config: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
 
 
 def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
-    from assistant import bench_index, bench_query
+    from assistant.bench import indexing as bench_index
+    from assistant.bench import queries as bench_query
 
     started = time.perf_counter()
     knowledge = knowledge_root()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.bench_stats import summarise, table
+from assistant.figures import markdown_table, summarise
 
 OVERHEAD_TARGET = 0.85  # pipeline chunks/s over raw encoder chunks/s, on mlsys
 RESYNC_TARGET_S = 3.0  # a no-change re-sync of mlsys
@@ -79,7 +79,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         "",
         "## Targets",
         "",
-        table(
+        markdown_table(
             ["target", "wanted", "measured", "met", "on"],
             [[t["name"], t["target"], t["value"], t["met"], t["basis"]] for t in results.get("targets", [])],
             digits=3,
@@ -91,7 +91,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             "",
             "## Indexing (fresh index, model loaded)",
             "",
-            table(
+            markdown_table(
                 [
                     "corpus",
                     "entries",
@@ -149,7 +149,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             "",
             f"## Queries ({queries.get('corpus', '?')}, {queries.get('questions', '?')} questions, warm)",
             "",
-            table(["measure", "n", "p50 ms", "p95 ms", "mean ms"], rows),
+            markdown_table(["measure", "n", "p50 ms", "p95 ms", "mean ms"], rows),
         ]
         if (cold.get("answer_ms") or {}).get("p50") is not None:
             parts += [
@@ -164,7 +164,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             "",
             "## Scale (generated entries, synthetic vectors)",
             "",
-            table(
+            markdown_table(
                 [
                     "chunks",
                     "entries",
@@ -200,14 +200,14 @@ def render_markdown(results: dict[str, Any]) -> str:
             for name, v in (p.get("parts_ms") or {}).items()
         ]
         if part_rows:
-            parts += ["", table(["search() part", "p50 ms", "p95 ms"], part_rows)]
+            parts += ["", markdown_table(["search() part", "p50 ms", "p95 ms"], part_rows)]
     recipe = results.get("langchain", {})
     if recipe:
         parts += [
             "",
             f"## The plain LangChain recipe ({recipe.get('corpus', '?')}; recipe ÷ ours)",
             "",
-            table(
+            markdown_table(
                 ["measure", "ours", "recipe", "recipe ÷ ours"],
                 [
                     ["chunks", recipe.get("ours_chunks"), recipe.get("chunks"), recipe.get("chunks_ratio")],

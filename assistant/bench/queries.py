@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from assistant.bench_stats import summarise
+from assistant.figures import summarise
 from assistant.settings import Settings
 
 COLD_QUESTION = "What is a GPU?"
@@ -108,7 +108,7 @@ def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
 
 def measure_recipe(settings: Settings, questions: list[str], warm: int) -> dict[str, Any]:
     """The plain LangChain recipe on the same knowledge: indexing time, chunks, query latency."""
-    from assistant.baseline import LangChainRecipe
+    from assistant.eval.langchain_recipe import LangChainRecipe
 
     recipe = LangChainRecipe(settings)
     t0 = time.perf_counter()

@@ -31,8 +31,8 @@ Refusals over a set of (should_refuse, did_refuse) pairs, refusal being the posi
 - ``answered_only_precision`` = mean citation precision over answerable questions that were
   answered (not refused) and cited something, so refusing cannot raise or lower it.
 
-Aggregation helpers: ``percentile`` interpolates linearly between closest ranks (numpy's
-default, q in 0..100); ``mean_defined`` averages the values that are not ``None``.
+Aggregation: ``mean_defined`` averages the values that are not ``None`` (percentiles are in
+``assistant.figures``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ __all__ = [
     "mrr_at_k",
     "ndcg_at_k",
     "normalise",
-    "percentile",
     "recall_at_k",
     "refusal_scores",
     "supported_share",
@@ -169,19 +168,6 @@ def refusal_scores(pairs: Iterable[tuple[bool, bool]]) -> dict[str, float | None
 def answered_only_precision(rows: Iterable[tuple[bool, bool, float | None]]) -> float | None:
     """Mean citation precision over (should_refuse, did_refuse, precision) rows answered and answerable."""
     return mean_defined(p for should, did, p in rows if not should and not did)
-
-
-def percentile(values: Iterable[float], q: float) -> float | None:
-    """The q-th percentile (0..100) with linear interpolation, as numpy; None for no values."""
-    data = sorted(values)
-    if not data:
-        return None
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile q must be within 0..100, got {q}")
-    position = (len(data) - 1) * q / 100
-    low = math.floor(position)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (position - low)
 
 
 def mean_defined(values: Iterable[float | None]) -> float | None:

@@ -1,6 +1,6 @@
 """How an evaluation is shown: console tables, the Markdown report and the recall chart.
 
-Pure functions of the results dict that :func:`assistant.evaluate.results_json` builds, so a
+Pure functions of the results dict that `assistant.eval.runner.results_json` builds, so a
 saved results.json can be re-rendered without re-running the questions.
 """
 
@@ -9,31 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-QUESTION_TYPES = ("single", "multi", "followup", "refuse")
-RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
-ANSWER_KEYS = (
-    "citation_precision",
-    "citation_recall",
-    "supported_share",
-    "answered_only_precision",
-    "fact_recall",
-    "refusal_precision",
-    "refusal_recall",
-    "false_refusal_rate",
-    "judged_llm",
-)
-HEADLINE = (
-    "recall@5",
-    "mrr@10",
-    "citation_precision",
-    "citation_recall",
-    "supported_share",
-    "fact_recall",
-    "refusal_recall",
-    "1-false_refusal_rate",
-)
-STAGES = ("retrieve", "generate", "verify", "total")
-JUDGE_LABEL = "judged (LLM)"
+from assistant.eval.judge import JUDGE_LABEL
+from assistant.eval.scoring import ANSWER_KEYS, RETRIEVAL_KEYS
+from assistant.figures import markdown_table
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -94,11 +72,6 @@ def _text_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
-    return "\n".join(lines + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows])
-
-
 def _summary(data: dict[str, Any]) -> str:
     s, c = data["settings"], data["counts"]
     return (
@@ -120,7 +93,7 @@ def report_md(data: dict[str, Any]) -> str:
     """Markdown report: the tables, then every failed question with what was retrieved and cited."""
     lines = ["# Evaluation report", "", _summary(data), ""]
     for title, header, rows in _tables(data):
-        lines += [f"## {title}", "", _md_table(header, rows), ""]
+        lines += [f"## {title}", "", markdown_table(header, rows), ""]
     failed = [r for r in data["questions"] if r["failures"]]
     lines += [f"## Failed questions ({len(failed)} of {len(data['questions'])})", ""]
     for r in failed:
