@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, help="a previous results.json to compare against")
     p.add_argument("--max-drop", type=float, default=0.02, help="largest allowed fall of a headline metric")
     p.add_argument("--judge", action="store_true", help="add an LLM-judged score (needs an openai: model)")
+    p.add_argument("--split", choices=("calibration", "test"), help="only the questions of this half of the set")
 
     p = sub.add_parser("bench", help="measure indexing, query and scale performance")
     p.add_argument("--out", type=Path, default=Path("bench/results"), help="folder for results.json and .md")
@@ -168,6 +169,7 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
         baseline=args.baseline,
         max_drop=args.max_drop,
         judge=args.judge,
+        split=args.split,
     )
 
 

@@ -6,7 +6,7 @@ Standard library only (Python 3.11+). The corpus is read from the repository's
 assistant uses, so a question set that passes refers only to entries that exist.
 
 Usage:
-    python3 scripts/check_questions.py                 # checks seed.jsonl and mlsys.jsonl
+    python3 scripts/check_questions.py                 # checks seed, mlsys and realistic .jsonl
     python3 scripts/check_questions.py FILE [FILE ...]
 
 Exit status 0 when every file is valid, 1 otherwise (one line per problem on stdout).
@@ -37,10 +37,14 @@ KNOWLEDGE = ROOT / "knowledge"
 SEED_DIR = KNOWLEDGE / "seed"
 ARXIV_FILE = KNOWLEDGE / "mlsys" / "arxiv-mlsys" / "papers.jsonl"
 GLOSSARY_FILE = KNOWLEDGE / "mlsys" / "ml-glossary" / "terms.jsonl"
-DEFAULT_FILES = [KNOWLEDGE / "questions" / "seed.jsonl", KNOWLEDGE / "questions" / "mlsys.jsonl"]
+DEFAULT_FILES = [KNOWLEDGE / "questions" / f"{name}.jsonl" for name in ("seed", "mlsys", "realistic")]
 
 TYPES = ("single", "multi", "refuse", "followup")
 FIELDS = {"id": str, "question": str, "type": str, "gold": list, "facts": list, "history": list}
+OPTIONAL = {"intent": str, "split": str}
+ANSWER_INTENTS = ("problem", "papers", "how", "compare", "definition", "name", "caveat", "example", "number")
+REFUSE_INTENTS = ("price", "date", "count", "person", "company", "spec", "howto", "opinion", "other")
+SPLITS = ("calibration", "test")
 ROLES = ("user", "assistant")
 MIN_FACT_WORDS, MAX_FACT_WORDS = 2, 6
 MAX_FACTS = 3
@@ -98,7 +102,10 @@ def check_record(rec: object, where: str, prefix: str, corpus: dict[str, str], n
             problems.append(f"{where}: missing field '{name}'")
         elif not isinstance(rec[name], kind):
             problems.append(f"{where}: field '{name}' must be {kind.__name__}")
-    extra = sorted(set(rec) - set(FIELDS))
+    for name, kind in OPTIONAL.items():
+        if name in rec and not isinstance(rec[name], kind):
+            problems.append(f"{where}: field '{name}' must be {kind.__name__}")
+    extra = sorted(set(rec) - set(FIELDS) - set(OPTIONAL))
     if extra:
         problems.append(f"{where}: unknown field(s) {extra}")
     if problems:
@@ -107,6 +114,12 @@ def check_record(rec: object, where: str, prefix: str, corpus: dict[str, str], n
     qid, qtype, gold, facts, history = rec["id"], rec["type"], rec["gold"], rec["facts"], rec["history"]
     if not re.fullmatch(re.escape(prefix) + r"-\d{3,}", qid):
         problems.append(f"{where}: id '{qid}' should look like '{prefix}-001'")
+    intent = rec.get("intent")
+    intents = REFUSE_INTENTS if qtype == "refuse" else ANSWER_INTENTS
+    if intent is not None and intent not in intents:
+        problems.append(f"{where}: intent '{intent}' not in {list(intents)}")
+    if rec.get("split") is not None and rec["split"] not in SPLITS:
+        problems.append(f"{where}: split '{rec['split']}' not in {list(SPLITS)}")
     if not rec["question"].strip():
         problems.append(f"{where}: empty question")
     if qtype not in TYPES:
@@ -138,7 +151,8 @@ def check_record(rec: object, where: str, prefix: str, corpus: dict[str, str], n
         texts = [norm_text[g] for g in gold if g in norm_text]
         for fact in facts:
             words = len(fact.split())
-            if not MIN_FACT_WORDS <= words <= MAX_FACT_WORDS:
+            shortest = 1 if intent == "name" else MIN_FACT_WORDS  # a name may be one word ("epoch")
+            if not shortest <= words <= MAX_FACT_WORDS:
                 problems.append(f"{where}: fact '{fact}' has {words} words (want {MIN_FACT_WORDS}-{MAX_FACT_WORDS})")
             if texts and not any(normalise(fact) in t for t in texts):
                 problems.append(f"{where}: fact '{fact}' does not occur in any gold entry")

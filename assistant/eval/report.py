@@ -74,9 +74,10 @@ def _text_table(header: list[str], rows: list[list[str]]) -> str:
 
 def _summary(data: dict[str, Any]) -> str:
     s, c = data["settings"], data["counts"]
+    split = f" ({data['split']} split)" if data.get("split") else ""
     return (
         f"{c['total']} questions ({c['answerable']} answerable, {c['refuse']} to refuse) from "
-        f"{data['questions_file']} · model {s['resolved_model']} · retrieval {s['retrieval_mode']} · "
+        f"{data['questions_file']}{split} · model {s['resolved_model']} · retrieval {s['retrieval_mode']} · "
         f"{JUDGE_LABEL}: {data['judge']['note']}"
     )
 

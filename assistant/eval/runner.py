@@ -105,6 +105,7 @@ def results_json(
     baseline: str | Path | None,
     comparison: list[dict[str, Any]],
     max_drop: float,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """The results.json document: settings, counts, metrics, baseline comparison, every question."""
     records = result.records
@@ -121,6 +122,7 @@ def results_json(
             "knowledge": [str(p) for p in settings.knowledge],
         },
         "questions_file": str(questions_path),
+        "split": split,
         "counts": {
             "total": len(records),
             "answerable": result.overall["n_answerable"],
@@ -167,9 +169,10 @@ def run(
     max_drop: float = 0.02,
     assistant_factory: Callable[[Settings], Answering] | None = None,
     judge: bool = False,
+    split: str | None = None,
 ) -> int:
     """Evaluate, write results.json, report.md and recall.png to `out_dir`; 1 on a regression."""
-    questions = load_questions(questions_path)
+    questions = load_questions(questions_path, split)
     base = load_baseline(baseline) if baseline is not None else None
     factory = assistant_factory or _default_factory
     main = factory(settings)
@@ -198,6 +201,7 @@ def run(
         baseline=baseline,
         comparison=comparison,
         max_drop=max_drop,
+        split=split,
     )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
