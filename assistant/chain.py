@@ -16,13 +16,14 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
 
 from assistant.citations import verify
+from assistant.context import pack_context, with_subjects
 from assistant.errors import AssistantError, ModelError
 from assistant.index import Index
 from assistant.prompts import load_prompt, render
 from assistant.retrieval import Retrieval, Retriever
 from assistant.settings import Settings
 from assistant.text import content_words, count_tokens, split_sentences, truncate_tokens
-from assistant.types import Answer, Entry, Source
+from assistant.types import Answer, Source
 
 History = list[tuple[str, str]]
 REFERS_BACK = re.compile(
@@ -108,40 +109,11 @@ def rule_condense(question: str, history: History, depth: int = 3) -> str:
         subjects.append(text.strip())
         if len(subjects) == depth or not leans_back(text):
             break
-    return f"{question} (about: {' / '.join(subjects)})" if subjects else question
+    return with_subjects(question, subjects)
 
 
 def format_history(history: History, limit: int = 6) -> str:
     return "\n".join(f"{role}: {text}" for role, text in history[-limit:])
-
-
-def pack_context(
-    sources: list[Source], index: Index, budget: int, whole_entries: int = 3
-) -> tuple[str, dict[str, Entry]]:
-    """Best chunks first, grouped by entry, until the token budget is spent.
-
-    The top `whole_entries` entries bring all their chunks (a concept page's technology
-    list, an abstract's second half); the rest bring only their best-matching chunk.
-    """
-    blocks: list[str] = []
-    entries: dict[str, Entry] = {}
-    used = 0
-    for rank, source in enumerate(sources):
-        entry = index.entry(source.entry_id)
-        if entry is None:
-            continue
-        texts = [source.text]
-        if rank < whole_entries:
-            texts += [c.text for c in index.chunks_of(entry.id) if c.id != source.chunk_id]
-        for text in texts:
-            block = render("context_block", id=entry.id, title=entry.title, kind=entry.kind, text=text)
-            cost = count_tokens(block)
-            if used + cost > budget and blocks:
-                break
-            blocks.append(block)
-            entries[entry.id] = entry
-            used += cost
-    return "\n\n".join(blocks), entries
 
 
 class AnswerChain:

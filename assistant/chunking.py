@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.knowledge import core_statements
+from assistant.concept_page import families, is_page_entry
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Chunk, Entry
 
@@ -32,8 +32,8 @@ class Chunker:
 
     def chunks(self, entry: Entry) -> list[Chunk]:
         joiner = " "
-        if entry.kind == "concept" and "definition" in entry.fields and "section" in entry.fields:
-            parts, joiner = concept_parts(entry), "\n"  # one statement per line, as in the entry text
+        if is_page_entry(entry):  # one statement per line, as in the entry text
+            parts, joiner = [(f.field, f.label, f.statements) for f in families(entry.fields)], "\n"
         else:
             parts = [("concept" if entry.kind == "concept" else "abstract", "", split_sentences(entry.text))]
         out: list[Chunk] = []
@@ -179,41 +179,3 @@ class Chunker:
             pieces.append(text[:low])
             text = text[low:]
         return pieces
-
-
-def concept_parts(entry: Entry) -> list[tuple[str, str, list[str]]]:
-    """A concept page's fields as chunk families: (field, label repeated on each chunk, sentences)."""
-    fields = entry.fields
-    core = core_statements(fields)
-    parts = [("core", "", core)]
-    technology = [f"{t['name']}: {t['description']}" for t in fields.get("technology", [])]
-    if technology:
-        parts.append(("technology", "technology connections", technology))
-    references = [r["title"] + (f" ({r['note']})" if r.get("note") else "") for r in fields.get("references", [])]
-    if references:
-        parts.append(("references", "references", [r + "." for r in references]))
-    known = {
-        "section",
-        "definition",
-        "example",
-        "caveat",
-        "aliases",
-        "tags",
-        "stages",
-        "level",
-        "technology",
-        "references",
-        "status",
-        "sources",
-        "anchors",
-        "related_concepts",
-        "linking_here",
-    }
-    for key, value in fields.items():
-        if key not in known and value:
-            items = [value] if isinstance(value, str) else [str(v) for v in value]
-            parts.append((key, key.replace("_", " "), items))
-    related = [*fields.get("related_concepts", []), *fields.get("linking_here", [])]
-    if related:
-        parts.append(("related", "related concepts", [f"{r}." for r in related]))
-    return parts

@@ -8,17 +8,16 @@ construction a sentence of the cited entry, so every citation verifies.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
+from assistant.context import own_words, parse_blocks, split_prompt
 from assistant.models import TextReplyModel
 from assistant.prompts import load_prompt
-from assistant.text import content_words, split_sentences
+from assistant.text import content_words, rarity, split_sentences
 
-BLOCK_HEADER = re.compile(r"^\[(?P<id>[^\]\s]+)\] (?P<title>.*) \((?P<kind>concept|abstract)\)$")
 INTENTS = (
     (
         re.compile(r"\b(caveat|limitation|drawback|downside|pitfall|watch out|careful|catch)\b"),
@@ -38,14 +37,6 @@ INTENTS = (
 DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
 MAX_SENTENCES = 3
 KEEP_RATIO = 0.7
-# the chain's offline condensing appends the earlier questions as "(about: ...)"; they say what
-# the follow-up is about, not what it asks for (a caveat, an example, another name)
-ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
-
-
-def own_words(question: str) -> str:
-    """The question without the "(about: ...)" subject that condensing appended."""
-    return ABOUT.sub("", question) or question
 
 
 @dataclass(frozen=True)
@@ -59,37 +50,23 @@ class Candidate:
 
 
 def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
-    """The question and the candidate sentences of every context block.
-
-    The question is the last `Question:` line: a context entry may have a line of its own that
-    starts with "Question:" (an abstract, a page's unknown heading), and that must stay data.
-    """
-    question = ""
-    starts = [m for m in re.finditer(r"^Question:", prompt, re.M)]
-    if starts:
-        question = prompt[starts[-1].end() :].strip()
-        prompt = prompt[: starts[-1].start()]
+    """The question and the candidate sentences of every context block, in block order."""
+    context, question = split_prompt(prompt)
     candidates: list[Candidate] = []
-    rank, entry_id, kind, title, position, core = -1, "", "", "", 0, False
-    for line in prompt.splitlines():
-        header = BLOCK_HEADER.match(line.strip())
-        if header:
-            rank, entry_id, kind, title, position = (
-                rank + 1,
-                header["id"],
-                header["kind"],
-                header["title"],
-                -1,
-            )
+    for rank, block in enumerate(parse_blocks(context)):
+        if not block.lines:
             continue
-        if rank < 0 or not line.strip():
-            continue
-        if position == -1:  # the chunk's own heading: the title alone for an entry's main chunk
-            position, core = 0, line.strip() == title
-            continue
-        for sentence in split_sentences(line):
-            candidates.append(Candidate(entry_id, rank, position if core else position + 1, kind, sentence, title))
-            position += 1
+        heading, *body = block.lines
+        core = heading == block.title  # the title alone heads an entry's main chunk
+        position = 0  # 0 = the first sentence of the main chunk
+        for line in body:
+            for sentence in split_sentences(line):
+                candidates.append(
+                    Candidate(
+                        block.entry_id, rank, position if core else position + 1, block.kind, sentence, block.title
+                    )
+                )
+                position += 1
     return question, candidates
 
 
@@ -103,7 +80,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     for words in documents:
         for word in words & asked:
             frequency[word] = frequency.get(word, 0) + 1
-    weight = {w: math.log(1 + total / (1 + frequency.get(w, 0))) for w in asked}
+    weight = {w: rarity(total, frequency.get(w, 0)) for w in asked}
     norm = sum(weight.values()) or 1.0
     lowered = own_words(question).lower()
     scored = []

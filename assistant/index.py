@@ -26,10 +26,11 @@ from urllib.parse import urlparse
 from assistant.chunking import Chunker
 from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder, offline_environment
 from assistant.errors import EmptyIndexError, IndexMismatchError, IndexUnavailableError
-from assistant.knowledge import Problem, load_corpus
+from assistant.knowledge import load_corpus
 from assistant.settings import Settings
-from assistant.store import Store, StoredEntry, lexical_tokens, vector_id
-from assistant.types import Chunk, Entry
+from assistant.store import Store, StoredEntry, vector_id
+from assistant.text import lexical_tokens
+from assistant.types import Chunk, Entry, Problem
 
 EMBED_BATCH = 256  # chunks per encoder call; the encoder batches internally
 VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does not change what it says

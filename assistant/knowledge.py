@@ -1,8 +1,8 @@
 """Readers for every knowledge format, turning files into `Entry` objects.
 
-Formats: concept pages and related-papers pages (text), arXiv and glossary records (JSON
-Lines). A malformed file or line becomes a `Problem` naming file, line and what was
-expected; it is skipped and the rest of the corpus still loads.
+Formats: concept pages (parsed by `assistant.concept_page`) and related-papers pages (text),
+arXiv and glossary records (JSON Lines). A malformed file or line becomes a `Problem` naming
+file, line and what was expected; it is skipped and the rest of the corpus still loads.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.types import Entry
+from assistant.concept_page import is_concept_page, parse_concept_page
+from assistant.text import clean, slugify, strip_tags
+from assistant.types import Entry, Problem
 
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl")
 IGNORED_SUFFIXES = (".md",)  # README, SOURCE and NOTICE files live beside the data
@@ -25,35 +27,7 @@ MAX_LINE_CHARS = 1_000_000
 GLOSSARY_URL = "https://developers.google.com/machine-learning/glossary#"
 ARXIV_URL = "https://arxiv.org/abs/"
 
-CONCEPT_HEADER = re.compile(r"^(?P<section>.+?)\s+·\s+(?P<id>[A-Z][A-Z0-9]*-\d+)\s*$")
 RELATED_HEADER = re.compile(r"^Related papers:\s*(?P<anchor>.+)$")
-KNOWN_HEADINGS = {
-    "Original example": "example",
-    "Original caveat": "caveat",
-    "Context and aliases": "context",
-    "Related concepts": "related_concepts",
-    "Concepts linking here": "linking_here",
-    "Technology connections": "technology",
-    "Original references": "references",
-}
-LIST_FIELDS = {"related_concepts", "linking_here", "technology", "references"}
-CONTEXT_KEY = re.compile(r"(Level|Stages|Tags|Aliases|[A-Z][a-z]+):\s*")
-STATUS_LINE = re.compile(r"^Original reference page\b|detailed expansion pending", re.I)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something in a knowledge file that could not be read; it was skipped."""
-
-    path: str
-    line: int
-    message: str
-    # the file holds knowledge that could not be read (as opposed to a wrong path or a clash):
-    # entries indexed from it before are kept until it reads cleanly again
-    damaged: bool = True
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
 
 
 @dataclass
@@ -96,19 +70,6 @@ def normalise(text: str) -> str:
 def abstract_id(text: str) -> str:
     """A stable id for an abstract that has none: the same text gives the same id on every run."""
     return "abs-" + hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:10]
-
-
-def slugify(term: str) -> str:
-    text = unicodedata.normalize("NFKD", strip_tags(term)).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def strip_tags(text: str) -> str:
-    return re.sub(r"<[^>]+>", "", text)
-
-
-def clean(text: str) -> str:
-    return " ".join(text.split())
 
 
 def display_path(path: Path) -> str:
@@ -180,7 +141,7 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
         if text is None:
             continue
         first = text.split("\n", 1)[0].strip()
-        if CONCEPT_HEADER.match(first):
+        if is_concept_page(first):
             entry = parse_concept_page(text, shown)
             if isinstance(entry, Problem):
                 corpus.problems.append(entry)
@@ -194,125 +155,6 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
                 Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
             )
     return corpus
-
-
-# --- concept pages ---------------------------------------------------------------------
-
-
-def parse_concept_page(text: str, source: str) -> Entry | Problem:
-    """Line 1 `Section · ID`, line 2 title, line 3 definition, then headed blocks."""
-    lines = [line.rstrip() for line in text.splitlines()]
-    header = CONCEPT_HEADER.match(lines[0].strip())
-    assert header is not None
-    if len(lines) < 2 or not lines[1].strip():
-        return Problem(source, 2, "expected the title on line 2")
-    definition = lines[2].strip() if len(lines) > 2 else ""
-    if not definition or definition in KNOWN_HEADINGS or STATUS_LINE.search(definition):
-        return Problem(source, 3, "expected the definition on line 3")
-    fields: dict[str, Any] = {"section": header["section"], "definition": clean(lines[2])}
-    status: list[str] = []
-    current: str | None = None
-    for line in (raw.strip() for raw in lines[3:]):
-        if not line:
-            continue
-        if line in KNOWN_HEADINGS:
-            current = KNOWN_HEADINGS[line]
-            fields.setdefault(current, [] if current in LIST_FIELDS else "")
-        elif current in ("example", "caveat") and not fields[current]:
-            fields[current] = clean(line)  # the first line under a text heading is its content
-        elif current is None and STATUS_LINE.search(line):
-            status.append(line)
-        elif looks_like_heading(line):
-            current = slugify(line).replace("-", "_")
-            fields.setdefault(current, [])
-        elif current is None:
-            fields["definition"] += " " + line
-        elif current == "context":
-            fields.update(parse_context_line(line))
-        elif isinstance(fields.get(current), list):
-            fields[current].append(parse_list_item(current, line))
-        else:
-            fields[current] = clean(f"{fields.get(current, '')} {line}")
-    if status:
-        fields["status"] = " ".join(status)
-    entry_id, title = header["id"], clean(lines[1])
-    return Entry(entry_id, "concept", title, concept_text(title, fields), fields, f"{source}:1", None)
-
-
-def looks_like_heading(line: str) -> bool:
-    """An unknown heading: a short line with no list marker, colon or closing punctuation."""
-    return (
-        not line.startswith(("-", "•", "*"))
-        and ":" not in line
-        and not line.endswith((".", "!", "?", "…", ";", ","))
-        and len(line.split()) <= 5
-        and line[0].isupper()
-    )
-
-
-def parse_context_line(line: str) -> dict[str, Any]:
-    """`Level: Foundational. Stages: Training · Inference.` -> {level: ..., stages: [...]}."""
-    parts = CONTEXT_KEY.split(line)
-    out: dict[str, Any] = {}
-    for key, value in zip(parts[1::2], parts[2::2], strict=False):
-        value = value.strip().rstrip(".").strip()
-        name = key.lower()
-        if name == "level":
-            out[name] = value
-        else:
-            out[name] = [v.strip() for v in re.split(r"\s+·\s+|;\s*|,\s*", value) if v.strip()]
-    return out
-
-
-def parse_list_item(field_name: str, line: str) -> Any:
-    item = line.lstrip("-•* ").strip()
-    if field_name == "technology":
-        name, _, description = item.partition(" — ")
-        return {"name": name.strip(), "description": description.strip()}
-    if field_name == "references":
-        title, _, note = item.partition(" · ")
-        return {"title": title.replace("↗", "").strip(), "note": note.strip()}
-    return item
-
-
-def core_statements(fields: dict[str, Any]) -> list[str]:
-    """Definition, example, caveat, aliases, level and tags: one statement each.
-
-    Both the entry text and the core chunk are made of these, so a sentence quoted from
-    the chunk is a sentence of the entry.
-    """
-    lines = [fields["definition"]]
-    if fields.get("example"):
-        lines.append(f"Example: {fields['example']}")
-    if fields.get("caveat"):
-        lines.append(f"Caveat: {fields['caveat']}")
-    if fields.get("aliases"):
-        lines.append(f"Also known as: {', '.join(fields['aliases'])}.")
-    if fields.get("level") or fields.get("stages"):
-        stages = ", ".join(fields.get("stages", []))
-        lines.append(f"Level: {fields.get('level', 'unspecified')}. Stages: {stages}.")
-    if fields.get("tags"):
-        lines.append(f"Tags: {', '.join(fields['tags'])}.")
-    return lines
-
-
-def concept_text(title: str, fields: dict[str, Any]) -> str:
-    """The readable text of a concept page: one statement per line, boilerplate left out."""
-    lines = [title, *core_statements(fields)]
-    for item in fields.get("technology", []):
-        lines.append(f"{item['name']}: {item['description']}")
-    for reference in fields.get("references", []):  # the same statements the references chunk holds
-        lines.append(reference["title"] + (f" ({reference['note']})" if reference.get("note") else "") + ".")
-    for key, value in fields.items():
-        if key not in KNOWN_HEADINGS.values() and key not in CONCEPT_META and value:
-            lines.append(
-                f"{key.replace('_', ' ').capitalize()}: "
-                + (value if isinstance(value, str) else "; ".join(map(str, value)))
-            )
-    return "\n".join(lines)
-
-
-CONCEPT_META = {"section", "definition", "level", "stages", "tags", "aliases", "status", "sources", "anchors"}
 
 
 # --- related-papers pages --------------------------------------------------------------

@@ -10,7 +10,6 @@ not evidence.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections import Counter
 from collections.abc import Set as AbstractSet
@@ -19,7 +18,7 @@ from functools import cached_property
 from itertools import chain
 
 from assistant.index import Index
-from assistant.text import content_words, words
+from assistant.text import content_words, rarity, words
 from assistant.types import Chunk, Source
 
 RRF_K = 60
@@ -102,7 +101,7 @@ class Retriever:
         if not asked:
             return dict.fromkeys(entry_ids, 0.0)
         total = len(self.entry_words) or 1
-        weight = {w: math.log(1 + total / (1 + self.document_frequency.get(w, 0))) for w in asked}
+        weight = {w: rarity(total, self.document_frequency.get(w, 0)) for w in asked}
         norm = sum(weight.values())
         return {e: sum(weight[w] for w in asked & self.entry_words.get(e, frozenset())) / norm for e in entry_ids}
 

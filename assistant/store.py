@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.errors import IndexMismatchError
-from assistant.text import stems
+from assistant.text import lexical_tokens
 from assistant.types import Chunk, Entry
 
 FORMAT_VERSION = 1
@@ -134,10 +134,6 @@ class Store:
                     shutil.rmtree(old, ignore_errors=True)
                 else:
                     old.unlink(missing_ok=True)
-
-
-def lexical_tokens(text: str) -> list[str]:
-    return stems(text)
 
 
 def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:

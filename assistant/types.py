@@ -1,4 +1,4 @@
-"""The value types every layer passes around: Entry, Chunk, Source, Citation, Answer.
+"""The value types every layer passes around: Entry, Problem, Chunk, Source, Citation, Answer.
 
 They are plain frozen dataclasses so they serialise to JSON (``to_dict``) for the CLI,
 the UI endpoint and the evaluation report without any framework in between.
@@ -27,6 +27,21 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in a knowledge file that could not be read; it was skipped."""
+
+    path: str
+    line: int
+    message: str
+    # the file holds knowledge that could not be read (as opposed to a wrong path or a clash):
+    # entries indexed from it before are kept until it reads cleanly again
+    damaged: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
 
 
 @dataclass(frozen=True)

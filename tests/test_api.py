@@ -18,7 +18,6 @@ PLACEHOLDERS = {
     "answer_system": {"refusal"},
     "answer_user": {"context", "question"},
     "condense": {"history", "question"},
-    "context_block": {"id", "title", "kind", "text"},
     "refusal": set(),
     "refusal_suggestions": {"suggestions"},
     "judge": {"question", "facts", "answer"},

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from assistant.concept_page import parse_concept_page
 from assistant.knowledge import (
     MAX_PAGE_BYTES,
     Corpus,
-    Problem,
     abstract_id,
     load_corpus,
-    parse_concept_page,
     parse_related_page,
     read_jsonl,
-    slugify,
 )
+from assistant.text import slugify
+from assistant.types import Problem
 from tests.conftest import REPO, SEED
 
 MLSYS = REPO / "knowledge" / "mlsys"

@@ -22,8 +22,9 @@ from typing import Any
 
 from assistant.bench.measure import disk_bytes, peak_rss_mb
 from assistant.figures import summarise
-from assistant.knowledge import abstract_id, slugify
+from assistant.knowledge import abstract_id
 from assistant.store import StoredEntry, vector_id
+from assistant.text import slugify
 from assistant.types import Chunk, Entry
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,24}")
