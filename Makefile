@@ -5,11 +5,6 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 LOCK   := requirements.lock
-export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
-export GRADIO_ANALYTICS_ENABLED := False
-export ANONYMIZED_TELEMETRY := False
-export TOKENIZERS_PARALLELISM := false
 
 .PHONY: run test lint bench soak eval index lock clean
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from assistant.chain import AnswerChain, History
 from assistant.embeddings import Embedder
@@ -14,11 +14,17 @@ from assistant.retrieval import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, Source
 
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from assistant.models import ChatModel
+
 
 class Assistant:
     """Opens the index (building it from `settings.knowledge` when empty) and answers questions.
 
-    `embedder` and `model` replace the configured embedding and chat models (tests pass fakes).
+    `embedder` and `model` replace the configured embedding and chat models (tests pass fakes); `model`
+    is a LangChain chat model or an `assistant.models.ChatModel` that also says what it can do.
     """
 
     def __init__(
@@ -26,12 +32,13 @@ class Assistant:
         settings: Settings | None = None,
         *,
         embedder: Embedder | None = None,
-        model: Any = None,
+        model: BaseChatModel | ChatModel | None = None,
         auto_index: bool = True,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self._index = Index(self.settings, embedder)
         self._model = model
+        self._chat_model: ChatModel | None = None
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
         if auto_index and self._index.is_empty:
@@ -77,20 +84,32 @@ class Assistant:
 
     @property
     def model_label(self) -> str:
-        from assistant.models import model_label
+        """Who answers ("answered by"), known without building the model."""
+        if self._model is None:
+            from assistant.models import model_label
 
-        return model_label(self.settings) if self._model is None else getattr(self._model, "_llm_type", "custom")
+            return model_label(self.settings)
+        return self.chat_model.label
+
+    @property
+    def chat_model(self) -> ChatModel:
+        """The configured chat model (built on first use), or the one passed in."""
+        if self._chat_model is None:
+            from assistant.models import ChatModel, TextReplyModel, make_chat_model
+
+            if self._model is None:
+                self._chat_model = make_chat_model(self.settings)
+            elif isinstance(self._model, ChatModel):
+                self._chat_model = self._model
+            else:  # a bare LangChain model: a computed reply cannot rewrite questions, a real LLM can
+                name = getattr(self._model, "_llm_type", "custom")
+                self._chat_model = ChatModel(self._model, name, name, not isinstance(self._model, TextReplyModel))
+        return self._chat_model
 
     @property
     def chain(self) -> AnswerChain:
         if self._chain is None:
-            model = self._model
-            if model is None:
-                from assistant.models import make_chat_model
-
-                model = make_chat_model(self.settings)
-            label = self.settings.resolved_model if self._model is None else self.model_label
-            self._chain = AnswerChain(self.settings, self._index, self._retriever, model, label)
+            self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model)
         return self._chain
 
     def stream(

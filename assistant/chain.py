@@ -12,13 +12,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.prompts import ChatPromptTemplate
 
 from assistant.citations import verify
 from assistant.context import pack_context, with_subjects
 from assistant.errors import AssistantError, ModelError
 from assistant.index import Index
+from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.retrieval import Retrieval, Retriever
 from assistant.settings import Settings
@@ -119,12 +119,11 @@ def format_history(history: History, limit: int = 6) -> str:
 class AnswerChain:
     """One question in, a stream of text deltas and finally a verified Answer out."""
 
-    def __init__(self, settings: Settings, index: Index, retriever: Retriever, model: BaseChatModel, label: str):
+    def __init__(self, settings: Settings, index: Index, retriever: Retriever, chat: ChatModel):
         self.settings = settings
         self.index = index
         self.retriever = retriever
-        self.model = model
-        self.label = label
+        self.chat = chat
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
@@ -132,12 +131,12 @@ class AnswerChain:
     def condense(self, question: str, history: History) -> str:
         if not refers_back(question, history):
             return question
-        if self.label.startswith("openai:"):
+        if self.chat.rewrites_followups:
             from assistant.models import complete
 
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
-                rewritten = complete(self.model, ChatPromptTemplate.from_messages(messages).format_messages())
+                rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
                 return rewritten.strip().splitlines()[0] if rewritten.strip() else rule_condense(question, history)
             except ModelError:
                 return rule_condense(question, history)
@@ -168,7 +167,7 @@ class AnswerChain:
         t0 = time.perf_counter()
         retrieval = self.retrieve(standalone, kind)
         timings["retrieve"] = ms(t0)
-        answer = Answer(prepared.question, "", [], retrieval.sources, False, self.label, timings, prepared.notes)
+        answer = Answer(prepared.question, "", [], retrieval.sources, False, self.chat.name, timings, prepared.notes)
         if standalone != prepared.question:
             answer.notes.append(f"Searched for: {standalone}")
 
@@ -184,7 +183,7 @@ class AnswerChain:
         t0 = time.perf_counter()
         parts: list[str] = []
         try:
-            for delta in stream_reply(self.model, messages, attempts=2):
+            for delta in stream_reply(self.chat.model, messages):
                 parts.append(delta)
                 yield delta
         except ModelError as error:

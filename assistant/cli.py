@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from assistant.errors import AssistantError
+from assistant.offline import offline_environment
 from assistant.settings import Settings
-
-OFFLINE_ENV = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "GRADIO_ANALYTICS_ENABLED": "False",
-    "ANONYMIZED_TELEMETRY": "False",
-    "TOKENIZERS_PARALLELISM": "false",
-}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,8 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    for key, value in OFFLINE_ENV.items():
-        os.environ.setdefault(key, value)
+    offline_environment()
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -125,7 +116,6 @@ def format_answer(answer) -> str:
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.assistant import Assistant
-    from assistant.types import Answer
 
     bot = Assistant(settings)
     history: list[tuple[str, str]] = []
@@ -139,11 +129,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         if not question:
             return 0
         try:
-            final = None
-            for part in bot.stream(question, history):
-                if isinstance(part, Answer):
-                    final = part
-            assert final is not None
+            final = bot.ask(question, history)
             print(format_answer(final) + "\n")
             history += [("user", question), ("assistant", final.text)]
         except AssistantError as error:

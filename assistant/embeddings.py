@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Literal, Protocol
 
 from assistant.errors import SettingsError
+from assistant.offline import offline_environment
 
 LOCAL_NAME = "local:all-MiniLM-L6-v2"
 LOCAL_MAX_PIECES = 256  # the encoder's max_seq_length, [CLS] and [SEP] included
@@ -27,18 +28,6 @@ class Embedder(Protocol):
     def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
-
-
-def offline_environment() -> None:
-    """Make sure no library reaches for the hub or phones home."""
-    for key, value in {
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "HF_HUB_DISABLE_TELEMETRY": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "ANONYMIZED_TELEMETRY": "False",
-    }.items():
-        os.environ.setdefault(key, value)
 
 
 def local_model_path() -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import sys
 import threading
 import time
@@ -24,9 +23,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from assistant.chunking import Chunker
-from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder, offline_environment
+from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder
 from assistant.errors import EmptyIndexError, IndexMismatchError, IndexUnavailableError
 from assistant.knowledge import load_corpus
+from assistant.offline import offline_environment
+from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
 from assistant.store import Store, StoredEntry, vector_id
 from assistant.text import lexical_tokens
@@ -199,7 +200,7 @@ class Index:
         url = self.settings.chroma_url
         if url:
             return IndexUnavailableError(
-                f"Cannot reach the Chroma server at {re.sub(r'//[^/@]*@', '//', url)} ({type(error).__name__}) - "
+                f"Cannot reach the Chroma server at {strip_userinfo(url)} ({type(error).__name__}) - "
                 "start it (chroma run --path DIR --host 127.0.0.1 --port PORT) or unset ASSISTANT_CHROMA_URL"
             )
         return IndexUnavailableError(

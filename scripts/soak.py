@@ -43,14 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python scripts/soak.py` from a checkout
     sys.path.insert(0, str(ROOT))
 
-for _key, _value in {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "GRADIO_ANALYTICS_ENABLED": "False",
-    "ANONYMIZED_TELEMETRY": "False",
-    "TOKENIZERS_PARALLELISM": "false",
-}.items():
-    os.environ.setdefault(_key, _value)
+from assistant.offline import offline_environment  # noqa: E402 - after the sys.path line above
+
+offline_environment()
 
 CONCEPT_FOLLOW_UPS = ("And what caveat does it have?", "What is it also called?", "What does it say about training?")
 ABSTRACT_FOLLOW_UPS = (

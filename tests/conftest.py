@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from assistant.offline import offline_environment
+
+offline_environment()  # before any library that reads it is imported
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "knowledge" / "seed"

@@ -14,7 +14,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from assistant.errors import ModelError, SettingsError
 from assistant.models import (
-    DEFAULT_STUB_REPLY,
     StreamCutOffError,
     StubChatModel,
     complete,
@@ -22,6 +21,7 @@ from assistant.models import (
     model_label,
     stream_reply,
 )
+from assistant.prompts import load_prompt
 from assistant.settings import Settings
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
 
@@ -34,6 +34,11 @@ MESSAGES = [SystemMessage("Answer from the context."), HumanMessage("What is a G
 def server() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as fake:
         yield fake
+
+
+def chat_model(settings: Settings):
+    """The LangChain model the factory builds for these settings."""
+    return make_chat_model(settings).model
 
 
 def settings_for(url: str, **changes) -> Settings:
@@ -58,7 +63,7 @@ def free_port() -> int:
 
 def test_non_streaming_reply(server):
     server.script(Reply(ANSWER))
-    model = make_chat_model(settings_for(server.base_url)).model_copy(update={"streaming": False})
+    model = chat_model(settings_for(server.base_url)).model_copy(update={"streaming": False})
     assert complete(model, MESSAGES) == ANSWER
     [(_, _, body)] = chat_requests(server)
     assert body["stream"] is False
@@ -69,7 +74,7 @@ def test_non_streaming_reply(server):
 
 def test_streamed_reply_arrives_in_several_deltas(server):
     server.script(Reply(ANSWER))
-    deltas = list(stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES))
+    deltas = list(stream_reply(chat_model(settings_for(server.base_url)), MESSAGES))
     assert len(deltas) >= 5
     assert "".join(deltas) == ANSWER
     [(_, _, body)] = chat_requests(server)
@@ -78,46 +83,46 @@ def test_streamed_reply_arrives_in_several_deltas(server):
 
 def test_complete_on_a_streaming_model_joins_the_stream(server):
     server.script(Reply(ANSWER))
-    assert complete(make_chat_model(settings_for(server.base_url)), MESSAGES) == ANSWER
+    assert complete(chat_model(settings_for(server.base_url)), MESSAGES) == ANSWER
 
 
 def test_rate_limit_with_retry_after_is_retried_by_the_client(server):
     server.script(Status(429, retry_after=1), Reply(ANSWER))
-    assert "".join(stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES)) == ANSWER
+    assert "".join(stream_reply(chat_model(settings_for(server.base_url)), MESSAGES)) == ANSWER
     assert len(chat_requests(server)) == 2
 
 
 def test_server_error_then_success_is_retried(server):
     server.script(Status(500), Reply(ANSWER))
-    assert "".join(stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES)) == ANSWER
+    assert "".join(stream_reply(chat_model(settings_for(server.base_url)), MESSAGES)) == ANSWER
     assert len(chat_requests(server)) == 2
 
 
 def test_persistent_server_error_gives_up_with_a_clear_message(server):
     server.default = Status(500)
-    model = make_chat_model(settings_for(server.base_url, max_retries=1))
+    model = chat_model(settings_for(server.base_url, max_retries=1))
     with pytest.raises(ModelError) as caught:
-        list(stream_reply(model, MESSAGES, attempts=2))
+        list(stream_reply(model, MESSAGES))
     message = str(caught.value)
     assert message == (
         f"The chat model at {server.base_url} returned an error (500)"
         " - check the server's log, or set ASSISTANT_MODEL=extractive"
     )
-    # (client retries + 1) per attempt, and no more
-    assert len(chat_requests(server)) == 2 * 2
+    # the client's retries (one here) and no second loop on top
+    assert len(chat_requests(server)) == 1 + 1
 
 
 def test_persistent_rate_limit_says_wait(server):
     server.default = Status(429, retry_after=0.01)
     with pytest.raises(ModelError, match=r"is rate limiting \(429\) - wait"):
-        list(stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES))
-    assert len(chat_requests(server)) == 4
+        list(stream_reply(chat_model(settings_for(server.base_url)), MESSAGES))
+    assert len(chat_requests(server)) == 2
 
 
 def test_rejected_key_is_not_retried(server):
     server.script(Status(401, message="Incorrect API key provided"))
     with pytest.raises(ModelError, match=r"rejected the API key \(401\) - check OPENAI_API_KEY"):
-        list(stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES))
+        list(stream_reply(chat_model(settings_for(server.base_url)), MESSAGES))
     assert len(chat_requests(server)) == 1
 
 
@@ -125,7 +130,7 @@ def test_stream_cut_off_half_way_keeps_the_partial_text(server):
     server.script(CutOff("A GPU is a "), Reply("never sent: no retry after text was shown"))
     received: list[str] = []
     with pytest.raises(StreamCutOffError) as caught:
-        for delta in stream_reply(make_chat_model(settings_for(server.base_url)), MESSAGES):
+        for delta in stream_reply(chat_model(settings_for(server.base_url)), MESSAGES):
             received.append(delta)
     assert str(caught.value) == "The model's reply was cut off half-way - ask again"
     assert isinstance(caught.value, ModelError)
@@ -133,23 +138,25 @@ def test_stream_cut_off_half_way_keeps_the_partial_text(server):
     assert len(chat_requests(server)) == 1
 
 
-def test_stream_broken_before_any_text_is_retried(server):
+def test_stream_broken_before_any_text_says_ask_again(server):
+    # the client cannot retry a response whose body broke; the message says what to do instead
     server.script(CutOff(""), Reply(ANSWER))
-    model = make_chat_model(settings_for(server.base_url, max_retries=0))
-    assert "".join(stream_reply(model, MESSAGES)) == ANSWER
-    assert len(chat_requests(server)) == 2
+    model = chat_model(settings_for(server.base_url, max_retries=0))
+    with pytest.raises(ModelError, match=r"dropped the connection - ask again"):
+        list(stream_reply(model, MESSAGES))
+    assert len(chat_requests(server)) == 1
 
 
-def test_non_streamed_cut_off_is_retried(server):
+def test_non_streamed_cut_off_is_retried_by_the_client(server):
     server.script(CutOff(ANSWER), Reply(ANSWER))
-    model = make_chat_model(settings_for(server.base_url, max_retries=0)).model_copy(update={"streaming": False})
+    model = chat_model(settings_for(server.base_url, max_retries=1)).model_copy(update={"streaming": False})
     assert complete(model, MESSAGES) == ANSWER
     assert len(chat_requests(server)) == 2
 
 
 def test_connection_refused_names_the_fix():
     url = f"http://127.0.0.1:{free_port()}/v1"
-    model = make_chat_model(settings_for(url, max_retries=0))
+    model = chat_model(settings_for(url, max_retries=0))
     with pytest.raises(ModelError) as caught:
         list(stream_reply(model, MESSAGES))
     assert str(caught.value) == (
@@ -160,16 +167,16 @@ def test_connection_refused_names_the_fix():
 
 def test_timeout_names_the_limit(server):
     server.script(Delay(3), Delay(3))
-    model = make_chat_model(settings_for(server.base_url, request_timeout=0.5, max_retries=0))
+    model = chat_model(settings_for(server.base_url, request_timeout=0.5, max_retries=1))
     with pytest.raises(ModelError, match=r"timed out after 0\.5s"):
-        complete(model, MESSAGES, attempts=2)
+        complete(model, MESSAGES)
     assert len(chat_requests(server)) == 2
 
 
 def test_api_key_is_sent_but_never_shown(server):
     server.script(Reply(ANSWER), Status(400, message=f"Bad request for key {KEY}"))
     settings = settings_for(server.base_url)
-    model = make_chat_model(settings)
+    model = chat_model(settings)
     assert complete(model, MESSAGES) == ANSWER
     with pytest.raises(ModelError) as caught:
         complete(model, MESSAGES)
@@ -183,7 +190,7 @@ def test_api_key_is_sent_but_never_shown(server):
 
 def test_local_server_without_a_key_gets_a_placeholder(server):
     settings = Settings(model="auto", openai_base_url=server.base_url, max_retries=0)
-    assert complete(make_chat_model(settings), MESSAGES) == "Hello from the fake model."
+    assert complete(chat_model(settings), MESSAGES) == "Hello from the fake model."
     assert chat_requests(server)[0][1]["authorization"] == "Bearer not-needed"
     assert chat_requests(server)[0][2]["model"] == "gpt-4o-mini"
 
@@ -202,19 +209,23 @@ def test_factory_openai_branch_configures_the_client():
     from langchain_openai import ChatOpenAI
 
     settings = settings_for("http://127.0.0.1:8000/v1", request_timeout=7.0, max_retries=3)
-    model = make_chat_model(settings)
+    chat = make_chat_model(settings)
+    model = chat.model
     assert isinstance(model, ChatOpenAI)
+    assert (chat.name, chat.rewrites_followups) == ("openai:gpt-test", True)
     assert (model.model_name, model.openai_api_base) == ("gpt-test", "http://127.0.0.1:8000/v1")
     assert (model.streaming, model.temperature, model.request_timeout, model.max_retries) == (True, 0, 7.0, 3)
 
 
 def test_factory_auto_with_a_base_url_means_openai():
-    model = make_chat_model(Settings(model="auto", openai_base_url="http://127.0.0.1:8000/v1"))
+    model = make_chat_model(Settings(model="auto", openai_base_url="http://127.0.0.1:8000/v1")).model
     assert type(model).__name__ == "ChatOpenAI"
 
 
-def test_factory_stub_branch():
-    assert isinstance(make_chat_model(Settings(model="stub")), StubChatModel)
+@pytest.mark.parametrize(("name", "kind"), [("stub", "StubChatModel"), ("extractive", "ExtractiveChatModel")])
+def test_factory_offline_branches_do_not_rewrite_followups(name, kind):
+    chat = make_chat_model(Settings(model=name))
+    assert (type(chat.model).__name__, chat.name, chat.rewrites_followups) == (kind, name, False)
 
 
 @pytest.mark.parametrize("name", ["gpt-4", "openai:", "ollama:llama3"])
@@ -262,7 +273,7 @@ def test_stub_replies_in_order_then_repeats_the_last_and_records_calls():
 
 
 def test_stub_default_reply():
-    assert complete(StubChatModel(), "anything") == DEFAULT_STUB_REPLY
+    assert complete(StubChatModel(), "anything") == load_prompt("refusal")
 
 
 def test_stub_streams_in_several_chunks_and_keeps_broken_citations():
@@ -273,15 +284,17 @@ def test_stub_streams_in_several_chunks_and_keeps_broken_citations():
     assert complete(StubChatModel(replies=[text]), MESSAGES) == text
 
 
-def test_stub_scripted_errors_are_retried_then_translated():
+def test_stub_scripted_errors_are_translated_once_without_a_retry_loop():
     stub = StubChatModel(replies=["ok"], errors=[ConnectionRefusedError("refused"), None])
-    assert "".join(stream_reply(stub, MESSAGES)) == "ok"
+    with pytest.raises(ModelError, match=r"^The chat model \(stub\) could not be reached \(connection refused\)"):
+        "".join(stream_reply(stub, MESSAGES))
+    assert "".join(stream_reply(stub, MESSAGES)) == "ok"  # the next question works
     assert len(stub.calls) == 2
 
-    failing = StubChatModel(errors=[TimeoutError(), TimeoutError(), None])
+    failing = StubChatModel(errors=[TimeoutError(), None])
     with pytest.raises(ModelError, match=r"^The chat model \(stub\) timed out"):
-        complete(failing, MESSAGES, attempts=2)
-    assert len(failing.calls) == 2
+        complete(failing, MESSAGES)
+    assert len(failing.calls) == 1
 
 
 def test_bugs_are_not_disguised_as_model_errors():

@@ -24,10 +24,10 @@ import pytest
 from assistant import Answer, Assistant, Settings
 from assistant.cli import main
 from assistant.errors import AssistantError
-from assistant.extractive import parse_prompt
 from assistant.index import Index
 from assistant.knowledge import load_corpus
 from assistant.models import StubChatModel
+from assistant.models.extractive import parse_prompt
 from assistant.text import count_tokens, split_sentences
 from tests.conftest import DATA, REPO, SEED
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
@@ -465,11 +465,11 @@ def chat_requests(server: FakeOpenAI) -> int:
 
 
 FAILURES = {
-    # name: (scripted steps (None: nothing listens), words of the message, most requests: 2 client tries x 2 attempts)
+    # name: (scripted steps (None: nothing listens), words of the message, most requests: 2 client tries, no more)
     "connection refused": (None, "could not be reached (connection refused)", 0),
-    "timeout": ([Delay(5)] * 4, "timed out after 1s", 4),
-    "429 with Retry-After": ([Status(429, retry_after=0.2)] * 4, "is rate limiting (429) - wait a minute", 4),
-    "500": ([Status(500)] * 4, "returned an error (500)", 4),
+    "timeout": ([Delay(5)] * 4, "timed out after 1s", 2),
+    "429 with Retry-After": ([Status(429, retry_after=0.2)] * 4, "is rate limiting (429) - wait a minute", 2),
+    "500": ([Status(500)] * 4, "returned an error (500)", 2),
     "stream cut off half-way": ([CutOff("A GPU is a processor designed for")], "cut off half-way", 1),
 }
 
@@ -551,13 +551,13 @@ def test_failing_model_over_the_real_server_then_the_next_question_works(
 
     from ui.app import serve
 
-    fake_openai.script(*[Status(500)] * 4)
+    fake_openai.script(*[Status(500)] * 2)
     app = serve(openai_settings(seed_settings, fake_openai.base_url), "127.0.0.1", free_port(), block=False)
     try:
         client = Client(app.local_url, verbose=False, download_files=False)
         failed = client.predict("What is a GPU?", [], api_name="/chat")
         assert set(failed) == {"error"} and "returned an error (500)" in failed["error"]
-        assert chat_requests(fake_openai) == 4
+        assert chat_requests(fake_openai) == 2  # the client's one retry (max_retries=1), no second loop
         ok = client.predict("What is a GPU?", [], api_name="/chat")
         assert "error" not in ok and ok["citations"][0]["entry_id"] == "MLD-0472"
         assert ok["model"] == "openai:test"

@@ -149,8 +149,8 @@ def leaky_failures() -> list:
     return [
         Status(401, message=f"Incorrect API key provided: {KEY}"),
         Status(400, message=f"Bad request for key {KEY}"),
-        *[Status(500, message=f"upstream rejected Bearer {KEY}")] * 4,
-        *[Status(429, retry_after=0.1, message=f"rate limit for {KEY}")] * 4,
+        *[Status(500, message=f"upstream rejected Bearer {KEY}")] * 2,  # max_retries=1: two requests a turn
+        *[Status(429, retry_after=0.1, message=f"rate limit for {KEY}")] * 2,
         CutOff("A GPU is a processor designed"),
     ]
 
@@ -175,7 +175,7 @@ def test_the_api_key_never_appears_in_logs_errors_ui_or_exports(
     session = new_session()
     seen: list[str] = [bot.model_label, model_label(settings), header_html(bot), repr(settings), str(settings)]
     fake_openai.script(*leaky_failures())
-    for _ in range(6):  # 401, 400, 500 x4, 429 x4, cut off - each a failed turn - then a good one
+    for _ in range(6):  # 401, 400, 500 x2, 429 x2, cut off - each a failed turn - then a good one
         for outputs in h.respond("What is a GPU?", session, "Both"):
             seen.append(repr(outputs))
     seen.append(json.dumps(h.chat_api("What is a GPU?", [])))

@@ -15,7 +15,8 @@ import gradio as gr
 
 from assistant.assistant import Assistant
 from assistant.errors import AssistantError
-from assistant.models import StreamCutOffError, redact
+from assistant.models import StreamCutOffError
+from assistant.redaction import redact
 from assistant.types import Answer
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
@@ -213,13 +214,7 @@ class ChatHandlers:
         except ValueError as err:
             return {"error": str(err)}
         try:
-            answer = None
-            for part in self.assistant.stream(question, pairs):
-                if isinstance(part, Answer):
-                    answer = part
-            if answer is None:
-                raise RuntimeError("the answer stream ended without an Answer")
-            return render.api_payload(answer)
+            return render.api_payload(self.assistant.ask(question, pairs))
         except AssistantError as err:
             return {"error": str(err) or render.GENERIC_ERROR}
         except Exception:

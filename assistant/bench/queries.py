@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.figures import summarise
+from assistant.offline import offline_env
 from assistant.settings import Settings
 
 COLD_QUESTION = "What is a GPU?"
@@ -74,18 +75,8 @@ def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
     """`assistant ask "What is a GPU?"` as a fresh process on an existing index: start to answer."""
     script = Path(sys.executable).with_name("assistant")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))}
-    env.update(
-        {
-            "ASSISTANT_HOME": str(home),
-            "ASSISTANT_KNOWLEDGE": str(knowledge),
-            "ASSISTANT_MODEL": "extractive",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "ANONYMIZED_TELEMETRY": "False",
-        }
-    )
+    env = offline_env({k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))})
+    env.update({"ASSISTANT_HOME": str(home), "ASSISTANT_KNOWLEDGE": str(knowledge), "ASSISTANT_MODEL": "extractive"})
     seconds, answer_ms, lines = [], [], ""
     for _ in range(runs):
         t0 = time.perf_counter()

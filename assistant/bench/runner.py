@@ -32,6 +32,7 @@ from typing import Any
 from assistant.bench.report import render_markdown, targets
 from assistant.errors import AssistantError
 from assistant.figures import ratio
+from assistant.offline import offline_env
 from assistant.settings import Settings
 
 SCALE_POINTS = (10_000, 100_000)
@@ -68,7 +69,7 @@ def child(config: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"},
+        env=offline_env(),
     )
     line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith(RESULT)), None)
     if done.returncode != 0 or line is None:
@@ -209,7 +210,8 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
 
 def setup(settings: Settings, figures: dict[str, Any]) -> Any:
     """Import chromadb and load the encoder once, outside every timed figure."""
-    from assistant.embeddings import make_embedder, offline_environment
+    from assistant.embeddings import make_embedder
+    from assistant.offline import offline_environment
 
     offline_environment()
     t0 = time.perf_counter()

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.embeddings import LOCAL_NAME, local_model_path, offline_environment
+from assistant.embeddings import LOCAL_NAME, local_model_path
 from assistant.knowledge import load_corpus
+from assistant.offline import offline_environment
 from assistant.settings import Settings
 
 CHUNK_SIZE, CHUNK_OVERLAP, K = 1000, 200, 4

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage
 
 from assistant.context import own_words, parse_blocks, split_prompt
-from assistant.models import TextReplyModel
+from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, rarity, split_sentences
 
