@@ -25,11 +25,13 @@ run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the
 
 test: $(VENV)/.dev           ## install with dev extras and run the whole test suite
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 index: $(VENV)/.runtime
 	$(VENV)/bin/assistant index

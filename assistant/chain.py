@@ -188,7 +188,7 @@ class AnswerChain:
                 yield delta
         except ModelError as error:
             # the model failed after its retries, but retrieval worked: the UI still shows the sources
-            error.sources = list(retrieval.sources)  # type: ignore[attr-defined]
+            error.sources = list(retrieval.sources)
             raise
         timings["generate"] = ms(t0)
 

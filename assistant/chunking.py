@@ -8,9 +8,8 @@ chunk starts with its entry's title, so a chunk retrieved alone still says what 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from assistant.concept_page import families, is_page_entry
 from assistant.text import count_tokens, split_sentences, truncate_tokens
@@ -19,13 +18,24 @@ from assistant.types import Chunk, Entry
 CHUNKING_VERSION = 2
 
 
+class EncoderLimit(Protocol):
+    """The encoder's own size limit (see `embeddings.PieceLimit`): its word pieces, countable per text."""
+
+    limit: int  # word pieces the encoder sees, specials included
+    special: int  # pieces every text gets on top ([CLS], [SEP])
+
+    def __call__(self, text: str) -> bool: ...  # does this whole text fit?
+
+    def pieces(self, texts: list[str]) -> list[int]: ...  # word pieces of each text, specials excluded
+
+
 @dataclass(frozen=True)
 class Chunker:
     """Splits entries into chunks of at most `max_tokens` (cl100k) and `fits` (encoder) size."""
 
     max_tokens: int = 200
     overlap_sentences: int = 1
-    fits: Callable[[str], bool] | None = None  # the encoder's own limit, e.g. 256 word pieces
+    fits: EncoderLimit | None = None  # the encoder's own limit, e.g. 256 word pieces
 
     def settings(self) -> dict[str, int]:
         return {"version": CHUNKING_VERSION, "max_tokens": self.max_tokens, "overlap": self.overlap_sentences}
@@ -51,8 +61,6 @@ class Chunker:
         come out are checked whole, and an entry whose sums were off is packed again the slow
         way, re-counting every candidate (`_pack_exact`), which gives the same chunks.
         """
-        if self.fits is not None and not isinstance(getattr(self.fits, "limit", None), int):
-            return self._pack_exact(heading, sentences, joiner)  # an encoder limit we cannot count
         packed = self._pack_counted(heading, sentences, joiner)
         return packed if packed is not None else self._pack_exact(heading, sentences, joiner)
 
@@ -69,7 +77,7 @@ class Chunker:
         limit = self.max_tokens
         head_tokens = count_tokens(head)
         budget = limit - head_tokens
-        counter: Any = self.fits  # None, or counts word pieces (see embeddings.PieceLimit)
+        counter = self.fits  # None, or counts word pieces
         piece_limit = counter.limit - counter.special if counter is not None else 0
         head_pieces = counter.pieces([head])[0] if counter is not None else 0
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal, Protocol
 
+from pydantic import SecretStr
+
 from assistant.errors import SettingsError
 from assistant.offline import offline_environment
 
@@ -119,7 +121,7 @@ class OpenAIEmbedder:
         from langchain_openai import OpenAIEmbeddings
 
         self.name = f"openai:{model}"
-        self._model = OpenAIEmbeddings(model=model, api_key=api_key or "not-needed", base_url=base_url)
+        self._model = OpenAIEmbeddings(model=model, api_key=SecretStr(api_key or "not-needed"), base_url=base_url)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self._model.embed_documents(texts)

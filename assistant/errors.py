@@ -6,6 +6,11 @@ friendly chat message only at the edges (cli.py, ui/app.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from assistant.types import Source
+
 
 class AssistantError(Exception):
     """Base class: the message is meant for the user and names the fix."""
@@ -36,4 +41,13 @@ class EmptyIndexError(AssistantError):
 
 
 class ModelError(AssistantError):
-    """The chat model failed after its retries (down, timing out, rate limited)."""
+    """The chat model failed after its retries (down, timing out, rate limited).
+
+    `sources` holds what retrieval found before the model failed, so the UI can still show it.
+    """
+
+    sources: list[Source]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.sources = []

@@ -234,7 +234,7 @@ def arxiv_entry(record: dict[str, Any], source: str) -> Entry | Problem:
         return Problem(path, int(line), "expected an arXiv record with 'abstract' (or a glossary 'term')")
     arxiv = str(record.get("arxiv_id") or "").strip()
     text = clean(abstract)
-    fields = {k: record[k] for k in ("arxiv_id", "authors", "categories", "submit_date") if k in record}
+    fields: dict[str, Any] = {k: record[k] for k in ("arxiv_id", "authors", "categories", "submit_date") if k in record}
     if arxiv:
         title = clean(str(title or arxiv))
         return Entry(f"arxiv:{arxiv}", "abstract", title, text, fields, source, ARXIV_URL + arxiv)

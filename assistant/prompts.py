@@ -1,23 +1,27 @@
-"""Prompt templates live in `prompts/` as text files and are loaded by name.
+"""Prompt templates live in the top-level `prompts` package as text files and are loaded by name.
 
-Keeping them out of the code lets people tune wording without touching Python; each
-template is a `str.format` string whose placeholders a test checks.
+Keeping them out of the code lets people tune wording without touching Python; each template is
+a `str.format` string whose placeholders a test checks. They are read with `importlib.resources`,
+so an installed wheel finds them as a source checkout does.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+def prompts_dir() -> Traversable:
+    return resources.files("prompts")
 
 
 @cache
 def load_prompt(name: str) -> str:
     """The text of `prompts/<name>.txt`, without its trailing newline."""
-    path = PROMPTS_DIR / f"{name}.txt"
+    path = prompts_dir() / f"{name}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"No prompt named {name!r} in {PROMPTS_DIR.name}/ - expected {path.name}")
+        raise FileNotFoundError(f"No prompt named {name!r} in prompts/ - expected {name}.txt")
     return path.read_text(encoding="utf-8").rstrip("\n")
 
 
@@ -26,4 +30,4 @@ def render(name: str, **values: object) -> str:
 
 
 def available() -> list[str]:
-    return sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
+    return sorted(p.name.removesuffix(".txt") for p in prompts_dir().iterdir() if p.name.endswith(".txt"))

@@ -33,7 +33,7 @@ class Settings:
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512
-    # a question whose best fused retrieval score falls below this is refused (see README)
+    # retrieval confidence below which a question is refused before generation (README, Refusals)
     refusal_threshold: float = 0.44
     # openai-compatible model behaviour
     request_timeout: float = 30.0

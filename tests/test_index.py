@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from assistant.index import EMBED_BATCH, Index
 from assistant.settings import Settings
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
+from tests.processes import kill_hard, reap
 
 SERVERLESS = "abs-fad87d80f4"
 SHARED_ABSTRACT = "abs-76fb5a33ad"  # on pages 003 and 004
@@ -374,12 +374,9 @@ def killed(tmp_path_factory: pytest.TempPathFactory) -> Killed:
             assert not line.startswith("report"), "the sync finished before it could be killed"
             batches += line.startswith("batch ")
         assert proc.poll() is None, log.read_text()[-2000:]
-        os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=15) == -signal.SIGKILL
+        kill_hard(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=15)
+        reap(proc)
         reader.join(timeout=5)  # the pipe is at EOF once the process is dead
         proc.stdout.close()
 

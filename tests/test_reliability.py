@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from assistant.text import count_tokens, split_sentences
 from tests.conftest import DATA, REPO, SEED
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
 from tests.fakes import FakeEmbeddings
+from tests.processes import kill_hard, reap
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
@@ -79,7 +79,7 @@ def test_empty_questions_get_a_message_everywhere(seed_assistant: Assistant, que
     assert "empty" in h.chat_api(question, [])["error"]
     # the chat is still usable
     list(h.respond("What is a GPU?", session, "Both"))
-    assert session["turns"][-1]["answer"]["citations"][0]["entry_id"] == "MLD-0472"
+    assert session.turns[-1].answer.citations[0].entry_id == "MLD-0472"
 
 
 def test_a_100000_character_question_is_trimmed_with_a_note(seed_assistant: Assistant) -> None:
@@ -99,13 +99,13 @@ def test_a_100000_character_question_in_the_chat_ui(seed_assistant: Assistant) -
     h = ChatHandlers(seed_assistant)
     session = new_session()
     list(h.respond("What is a GPU? " * 6700, session, "Both"))
-    answer = session["turns"][0]["answer"]
-    assert answer and any("only its start was used" in n for n in answer["notes"])
+    answer = session.turns[0].answer
+    assert answer and any("only its start was used" in n for n in answer.notes)
     # a follow-up carries the huge question as history; the history is bounded like a question
     list(h.respond("And what caveat does it have?", session, "Both"))
-    follow_up = session["turns"][1]["answer"]
-    assert follow_up["citations"] and follow_up["citations"][0]["entry_id"] == "MLD-0472"
-    searched = next(n for n in follow_up["notes"] if n.startswith("Searched for"))
+    follow_up = session.turns[1].answer
+    assert follow_up.citations and follow_up.citations[0].entry_id == "MLD-0472"
+    searched = next(n for n in follow_up.notes if n.startswith("Searched for"))
     assert len(searched) < 4000
 
 
@@ -506,11 +506,11 @@ def test_failing_model_gives_a_clear_message_keeps_sources_and_the_chat_recovers
         fake_openai._queue.clear()
     if steps is None:  # nothing listens there: the same clear message again, then a server that answers
         again = list(h.respond("What is a GPU?", session, "Both"))[-1][0][-1]["content"]
-        assert words in again and len(session["turns"]) == 2
+        assert words in again and len(session.turns) == 2
         h = ChatHandlers(Assistant(openai_settings(seed_settings, fake_openai.base_url)))
     list(h.respond("What is a GPU?", session, "Both"))
-    answer = session["turns"][-1]["answer"]
-    assert answer and answer["citations"][0]["entry_id"] == "MLD-0472" and answer["citations"][0]["supported"]
+    answer = session.turns[-1].answer
+    assert answer and answer.citations[0].entry_id == "MLD-0472" and answer.citations[0].supported
     assert "error" not in h.chat_api("What is a GPU?", [])
 
 
@@ -534,13 +534,13 @@ def test_a_reply_without_real_citations_is_shown_as_unverified(
     h = ChatHandlers(Assistant(openai_settings(seed_settings, fake_openai.base_url)))
     session = new_session()
     messages, _, _, chips, sources, _, _ = list(h.respond("What is a GPU?", session, "Both"))[-1]
-    answer = session["turns"][0]["answer"]
-    assert answer["citations"] == [] and answer["notes"] == notes
-    assert "FAKE-0001" not in answer["text"] and "9999.99999" not in answer["text"]
+    answer = session.turns[0].answer
+    assert answer.citations == [] and answer.notes == notes
+    assert "FAKE-0001" not in answer.text and "9999.99999" not in answer.text
     assert "No claim in this answer is backed by a verified citation" in messages[-1]["content"]
     assert chips["visible"] is False and "MLD-0472" in sources  # nothing to click, but the sources are there
     list(h.respond("What is a GPU?", session, "Both"))
-    assert session["turns"][1]["answer"]["citations"][0]["entry_id"] == "MLD-0472"
+    assert session.turns[1].answer.citations[0].entry_id == "MLD-0472"
 
 
 @pytest.mark.server
@@ -601,12 +601,9 @@ def test_kill_9_during_assistant_index_mlsys_keeps_the_seed_index_answering(seed
             pytest.fail(f"the mlsys sync finished (or failed) within 15 s: {log.read_text()[-2000:]}")
         except subprocess.TimeoutExpired:
             pass
-        os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=15) == -signal.SIGKILL
+        kill_hard(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=15)
+        reap(proc)
 
     asked = subprocess.run(
         [*cli_command(), "ask", "What is a GPU?", "--json"],

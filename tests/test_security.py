@@ -181,14 +181,14 @@ def test_the_api_key_never_appears_in_logs_errors_ui_or_exports(
     seen.append(json.dumps(h.chat_api("What is a GPU?", [])))
     fake_openai.script(Status(401, message=f"Incorrect API key provided: {KEY}"))
     seen.append(json.dumps(h.chat_api("What is a GPU?", [])))
-    errors = [t["error"] for t in session["turns"] if t.get("error")]
-    assert len(errors) == 5 and session["turns"][-1]["answer"], [t.get("error") for t in session["turns"]]
+    errors = [t.error for t in session.turns if t.error]
+    assert len(errors) == 5 and session.turns[-1].answer, [t.error for t in session.turns]
     assert any("rejected the API key (401)" in e for e in errors) and any("(400: " in e for e in errors)
     seen += errors
 
     export = h.export(session)
     seen.append(Path(export["value"]).read_text(encoding="utf-8"))
-    seen.append(record_feedback(settings.home, session["turns"][-1], "up").read_text(encoding="utf-8"))
+    seen.append(record_feedback(settings.home, session.turns[-1], "up").read_text(encoding="utf-8"))
 
     # the key did go out - in the Authorization header - so the search below means something
     sent = [headers.get("authorization", "") for path, headers, _ in fake_openai.requests if "chat" in path]

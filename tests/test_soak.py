@@ -79,11 +79,12 @@ def test_soak_summary_counts_mix_ups_and_misses() -> None:
 
 def test_new_sessions_never_share_state() -> None:
     from ui.handlers import new_session
+    from ui.session import Session, Turn
 
     a, b = new_session(), new_session()
-    a["turns"].append({"question": "What is a GPU?"})
-    a["selected"] = 0
-    assert b == {"turns": [], "selected": None} and a["turns"] is not b["turns"]
+    a.turns.append(Turn("What is a GPU?"))
+    a.selected = 0
+    assert b == Session() and a.turns is not b.turns
 
 
 def test_concurrent_ui_sessions_keep_their_own_history(seed_assistant: Assistant) -> None:
@@ -113,7 +114,7 @@ def test_concurrent_ui_sessions_keep_their_own_history(seed_assistant: Assistant
         thread.join(timeout=120)
     assert not failures and not any(t.is_alive() for t in threads)
     for script, session in zip(scripts, sessions, strict=True):
-        assert [t["question"] for t in session["turns"]] == script.questions
-        for turn, expected in zip(session["turns"], script.expected, strict=True):
-            assert turn["answer"]["text"] == expected
-            assert script.entry_id in [c["entry_id"] for c in turn["answer"]["citations"]]
+        assert [t.question for t in session.turns] == script.questions
+        for turn, expected in zip(session.turns, script.expected, strict=True):
+            assert turn.answer is not None and turn.answer.text == expected
+            assert script.entry_id in [c.entry_id for c in turn.answer.citations]

@@ -21,12 +21,17 @@ from ui.render import (
     render_text,
     sources_html,
 )
+from ui.session import Turn
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
 
-def citation(entry_id: str, title: str, quote: str = "A quote.", supported: bool = True, url=None) -> dict:
-    return {"entry_id": entry_id, "title": title, "kind": "concept", "url": url, "quote": quote, "supported": supported}
+def citation(entry_id: str, title: str, quote: str = "A quote.", supported: bool = True, url=None) -> Citation:
+    return Citation(entry_id, title, "concept", url, quote, supported)
+
+
+def answer_of(text: str, citations: list[Citation], notes: list[str] | None = None, **more) -> Answer:
+    return Answer("q", text, citations, notes=notes or [], **more)
 
 
 def no_live_tag(html: str) -> None:
@@ -77,12 +82,12 @@ def test_partial_stream_hides_a_marker_still_arriving():
 
 
 def test_answer_message_has_chips_and_marks_unverified():
-    answer = {
-        "text": "GPUs are parallel [MLD-0472].",
-        "citations": [citation("MLD-0472", "GPU"), citation("abs-0123456789", "A paper", supported=False)],
-        "notes": ["Unverified citation removed - abs-0123456789 does not support: x"],
-    }
-    numbering = number_citations(answer["text"], answer["citations"])
+    answer = answer_of(
+        "GPUs are parallel [MLD-0472].",
+        [citation("MLD-0472", "GPU"), citation("abs-0123456789", "A paper", supported=False)],
+        ["Unverified citation removed - abs-0123456789 does not support: x"],
+    )
+    numbering = number_citations(answer.text, answer.citations)
     out = render_answer(answer, numbering, turn=3)
     assert "[1] GPU</span>" in out
     assert "unverified" in out and "[2] A paper · unverified" in out
@@ -95,8 +100,8 @@ def test_chat_text_is_escaped_not_markup():
         out = md_text(text)
         no_live_tag(out)
         assert "](" not in out.replace("\\](", "")  # link syntax is neutralised
-    answer = {"text": f"{PAYLOAD} [MLD-1].", "citations": [citation("MLD-1", PAYLOAD)], "notes": [PAYLOAD]}
-    out = render_answer(answer, number_citations(answer["text"], answer["citations"]))
+    answer = answer_of(f"{PAYLOAD} [MLD-1].", [citation("MLD-1", PAYLOAD)], [PAYLOAD])
+    out = render_answer(answer, number_citations(answer.text, answer.citations))
     no_live_tag(out)
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
 
@@ -180,7 +185,7 @@ def test_missing_entry_card_is_friendly():
 
 
 def test_sources_panel_is_escaped():
-    html = sources_html([{"entry_id": "TST-0001", "title": PAYLOAD, "kind": "concept", "score": 0.8123, "rank": 1}])
+    html = sources_html([Source("TST-0001", "TST-0001::core:0", PAYLOAD, "concept", "text", 0.8123, 1)])
     no_live_tag(html)
     assert "0.81" in html and "TST-0001" in html
 
@@ -188,28 +193,20 @@ def test_sources_panel_is_escaped():
 # --- export, feedback, API -------------------------------------------------------------------
 
 
-def turn(question="What is a GPU?") -> dict:
-    answer = {
-        "text": "GPUs are parallel [MLD-0472].",
-        "citations": [
+def turn(question="What is a GPU?") -> Turn:
+    answer = answer_of(
+        "GPUs are parallel [MLD-0472].",
+        [
             citation("MLD-0472", "GPU", "A processor designed for parallel work."),
             citation("arxiv:2401.12345", "ServerlessLLM", "Loads fast.", url="https://arxiv.org/abs/2401.12345"),
         ],
-        "model": "extractive",
-        "refused": False,
-    }
-    return {
-        "question": question,
-        "answer": answer,
-        "error": None,
-        "numbering": number_citations(answer["text"], answer["citations"]),
-    }
+        model="extractive",
+    )
+    return Turn(question, answer, numbering=number_citations(answer.text, answer.citations))
 
 
 def test_markdown_export_has_questions_answers_and_numbered_citations():
-    md = conversation_markdown(
-        [turn(), {"question": "Broken?", "answer": None, "error": "The model is down"}], model="extractive (offline)"
-    )
+    md = conversation_markdown([turn(), Turn("Broken?", error="The model is down")], model="extractive (offline)")
     assert "## 1. What is a GPU?" in md and "GPUs are parallel [1]." in md
     assert "1. GPU — `MLD-0472`" in md and "> A processor designed for parallel work." in md
     assert "2. [ServerlessLLM](https://arxiv.org/abs/2401.12345)" in md
@@ -251,10 +248,27 @@ def test_api_payload_is_json():
         {"total": 1.5},
     )
     payload = json.loads(json.dumps(api_payload(answer)))
+    assert payload == answer.to_dict()  # one way of turning an Answer into JSON
     assert payload["citations"] == [
-        {"entry_id": "MLD-1", "title": "T", "kind": "concept", "url": None, "quote": "Quote.", "supported": True}
+        {
+            "entry_id": "MLD-1",
+            "title": "T",
+            "kind": "concept",
+            "url": None,
+            "quote": "Quote.",
+            "supported": True,
+            "support": 0.9,
+        }
     ]
-    assert payload["sources"] == [{"entry_id": "MLD-1", "title": "T", "kind": "concept", "score": 0.9, "rank": 1}]
+    assert payload["sources"][0] | {"text": None} == {
+        "entry_id": "MLD-1",
+        "chunk_id": "MLD-1::core:0",
+        "title": "T",
+        "kind": "concept",
+        "text": None,
+        "score": 0.9,
+        "rank": 1,
+    }
     assert payload["refused"] is False and payload["model"] == "extractive" and payload["timings"] == {"total": 1.5}
 
 
@@ -295,13 +309,13 @@ def test_respond_streams_then_shows_verified_answer_with_chips(seed_assistant):
     final_messages = steps[-1][0]
     assert [m["role"] for m in final_messages] == ["user", "assistant"]
     assert "[1] GPU</span>" in final_messages[1]["content"] and "[MLD-0472]" not in final_messages[1]["content"]
-    answer = session["turns"][0]["answer"]
-    assert answer["citations"][0]["entry_id"] == "MLD-0472"
+    answer = session.turns[0].answer
+    assert answer.citations[0].entry_id == "MLD-0472"
     card = h.card(session, "MLD-0472")
     assert "<mark>" in card and "GPU" in card and "Graphics processing unit" in card
     # a follow-up sends the earlier turn as history
     run(h.respond, "What caveat does it have?", session, "Both")
-    assert len(session["turns"]) == 2 and session["turns"][1]["answer"] is not None
+    assert len(session.turns) == 2 and session.turns[1].answer is not None
 
 
 def test_filter_restricts_what_the_answer_draws_on(seed_assistant):
@@ -310,15 +324,15 @@ def test_filter_restricts_what_the_answer_draws_on(seed_assistant):
     h = ChatHandlers(seed_assistant)
     session = new_session()
     run(h.respond, "What is a GPU?", session, "Abstracts")
-    answer = session["turns"][0]["answer"]
-    assert answer["sources"] and all(s["kind"] == "abstract" for s in answer["sources"])
-    assert all(c["kind"] == "abstract" for c in answer["citations"])
+    answer = session.turns[0].answer
+    assert answer.sources and all(s.kind == "abstract" for s in answer.sources)
+    assert all(c.kind == "abstract" for c in answer.citations)
     html, _ = h.refilter(session, "Abstracts")
     assert "MLD-0472" not in html and "(abstracts only)" in html
     run(h.respond, "What is a GPU?", session, "Concepts")
-    answer = session["turns"][1]["answer"]
-    assert answer["sources"] and all(s["kind"] == "concept" for s in answer["sources"])
-    assert answer["citations"][0]["entry_id"] == "MLD-0472"
+    answer = session.turns[1].answer
+    assert answer.sources and all(s.kind == "concept" for s in answer.sources)
+    assert answer.citations[0].entry_id == "MLD-0472"
 
 
 def test_errors_become_friendly_messages(seed_settings, caplog):

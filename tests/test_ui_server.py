@@ -48,7 +48,7 @@ def test_chat_endpoint_answers_with_citations_and_refuses_off_topic(seed_setting
         assert "[MLD-0472]" in result["text"] and not result["refused"]
         gpu = next(c for c in result["citations"] if c["entry_id"] == "MLD-0472")
         assert gpu["quote"] and gpu["title"] == "GPU" and gpu["supported"] is True
-        assert set(gpu) == {"entry_id", "title", "kind", "url", "quote", "supported"}
+        assert set(gpu) == {"entry_id", "title", "kind", "url", "quote", "supported", "support"}
         assert result["sources"][0]["rank"] == 1 and {"entry_id", "title", "score", "rank"} <= set(result["sources"][0])
         assert result["model"] == "extractive" and "total" in result["timings"]
 

@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from assistant.citations import find_markers
 from ui.render import number_citations, ordered_citations
+from ui.session import Turn
 
 FEEDBACK_FILE = "feedback.jsonl"
 _lock = threading.Lock()
@@ -26,23 +28,22 @@ def vote_of(liked: Any) -> str | None:
     return str(liked) if liked else None
 
 
-def feedback_record(turn: Mapping[str, Any], vote: str, now: datetime | None = None) -> dict[str, Any]:
-    answer = turn.get("answer") or {}
+def feedback_record(turn: Turn, vote: str, now: datetime | None = None) -> dict[str, Any]:
+    answer = turn.answer
     return {
         "timestamp": (now or datetime.now(UTC)).isoformat(timespec="seconds"),
         "vote": vote,
-        "question": turn.get("question", ""),
-        "answer": answer.get("text", turn.get("error") or ""),
-        "citations": [
-            {"entry_id": c["entry_id"], "quote": c.get("quote", ""), "supported": c.get("supported", True)}
-            for c in answer.get("citations") or []
-        ],
-        "model": answer.get("model", ""),
-        "refused": bool(answer.get("refused", False)),
+        "question": turn.question,
+        "answer": answer.text if answer else (turn.error or ""),
+        "citations": [{"entry_id": c.entry_id, "quote": c.quote, "supported": c.supported} for c in answer.citations]
+        if answer
+        else [],
+        "model": answer.model if answer else "",
+        "refused": bool(answer and answer.refused),
     }
 
 
-def record_feedback(home: Path, turn: Mapping[str, Any], vote: str) -> Path:
+def record_feedback(home: Path, turn: Turn, vote: str) -> Path:
     """Append one JSON line for this vote; returns the file written."""
     path = Path(home) / FEEDBACK_FILE
     line = json.dumps(feedback_record(turn, vote), ensure_ascii=False)
@@ -58,8 +59,6 @@ def _one_line(text: Any) -> str:
 
 
 def _numbered_text(text: str, numbering: Mapping[str, int]) -> str:
-    from assistant.citations import find_markers
-
     out, last = [], 0
     for start, end, ids in find_markers(text):
         out.append(text[last:start])
@@ -69,34 +68,34 @@ def _numbered_text(text: str, numbering: Mapping[str, int]) -> str:
     return "".join(out)
 
 
-def conversation_markdown(turns: Sequence[Mapping[str, Any]], model: str = "", now: datetime | None = None) -> str:
+def conversation_markdown(turns: Sequence[Turn], model: str = "", now: datetime | None = None) -> str:
     """Questions, answers (markers as chip numbers) and a numbered citation list per answer."""
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     byline = f"_Exported {stamp}" + (f" · model: {model}_" if model else "_")
     lines = ["# Conversation with the ML systems assistant", "", byline, ""]
     for index, turn in enumerate(turns, start=1):
-        lines += [f"## {index}. {_one_line(turn.get('question'))}", ""]
-        answer = turn.get("answer")
+        lines += [f"## {index}. {_one_line(turn.question)}", ""]
+        answer = turn.answer
         if not answer:
-            lines += [f"> Error: {_one_line(turn.get('error'))}", ""]
+            lines += [f"> Error: {_one_line(turn.error)}", ""]
             continue
-        numbering = turn.get("numbering") or number_citations(answer.get("text", ""), answer.get("citations"))
-        lines += [_numbered_text(answer.get("text", ""), numbering).strip(), ""]
-        cited = ordered_citations(answer, numbering)
+        numbering = turn.numbering or number_citations(answer.text, answer.citations)
+        lines += [_numbered_text(answer.text, numbering).strip(), ""]
+        cited = ordered_citations(answer.citations, numbering)
         if cited:
             lines += ["**Citations**", ""]
             for number, c in cited:
-                title = _one_line(c.get("title") or c["entry_id"])
-                head = f"[{title}]({c['url']})" if c.get("url") else title
-                mark = " (unverified)" if not c.get("supported", True) else ""
-                lines.append(f"{number}. {head} — `{c['entry_id']}`{mark}")
-                if c.get("quote"):
-                    lines.append(f"   > {_one_line(c['quote'])}")
+                title = _one_line(c.title or c.entry_id)
+                head = f"[{title}]({c.url})" if c.url else title
+                mark = " (unverified)" if not c.supported else ""
+                lines.append(f"{number}. {head} — `{c.entry_id}`{mark}")
+                if c.quote:
+                    lines.append(f"   > {_one_line(c.quote)}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_export(turns: Sequence[Mapping[str, Any]], model: str = "", folder: Path | None = None) -> Path:
+def write_export(turns: Sequence[Turn], model: str = "", folder: Path | None = None) -> Path:
     """Write the conversation to a new .md file (under the system temp folder by default);
     Gradio copies it into its own cache for the download."""
     folder = Path(folder) if folder else Path(tempfile.gettempdir()) / "assistant-exports"

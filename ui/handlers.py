@@ -1,7 +1,7 @@
 """The chat UI's event handlers: thin calls into the Assistant, rendering by `ui.render` / `ui.cards`.
 
-One `ChatHandlers` serves every session; the per-session state (a plain dict of turns, kept in a
-`gr.State`) is passed into each call, so concurrent users never share history.
+One `ChatHandlers` serves every session; the per-session state (a `ui.session.Session` of typed
+turns, kept in a `gr.State`) is passed into each call, so concurrent users never share history.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from typing import Any
 
 import gradio as gr
 
@@ -17,10 +16,11 @@ from assistant.assistant import Assistant
 from assistant.errors import AssistantError
 from assistant.models import StreamCutOffError
 from assistant.redaction import redact
-from assistant.types import Answer
+from assistant.types import Answer, Source
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
 from ui.feedback import record_feedback, vote_of, write_export
+from ui.session import Session, Turn
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +28,13 @@ FILTERS = {"Both": None, "Concepts": "concept", "Abstracts": "abstract"}
 STREAM_EVERY = 0.05  # seconds between chat updates while an answer streams in
 
 
-def new_session() -> dict[str, Any]:
-    return {"turns": [], "selected": None}
+def new_session() -> Session:
+    return Session()
 
 
-def retrieved_before(error: Exception) -> list[dict[str, Any]]:
+def retrieved_before(error: AssistantError) -> list[Source]:
     """The sources retrieved before the model failed (the chain attaches them to its ModelError)."""
-    return [source.to_dict() for source in getattr(error, "sources", None) or []]
+    return list(getattr(error, "sources", None) or [])
 
 
 class ChatHandlers:
@@ -53,17 +53,17 @@ class ChatHandlers:
     def _stream(self, question: str, history: list[tuple[str, str]], kind: str | None):
         return self.assistant.stream(question, history, kind=kind)
 
-    def messages(self, session: dict[str, Any], partial: str | None = None) -> list[dict[str, str]]:
+    def messages(self, session: Session, partial: str | None = None) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
-        turns = session["turns"]
+        turns = session.turns
         for index, turn in enumerate(turns):
-            out.append({"role": "user", "content": render.user_message(turn["question"])})
-            if turn.get("answer"):
-                if "rendered" not in turn:  # a finished answer is rendered once, not on every delta
-                    turn["rendered"] = render.render_answer(turn["answer"], turn["numbering"], turn=index)
-                content = turn["rendered"]
-            elif turn.get("error"):
-                content = render.render_error(turn["error"], len(turn.get("sources") or []))
+            out.append({"role": "user", "content": render.user_message(turn.question)})
+            if turn.answer:
+                if turn.rendered is None:  # a finished answer is rendered once, not on every delta
+                    turn.rendered = render.render_answer(turn.answer, turn.numbering, turn=index)
+                content = turn.rendered
+            elif turn.error:
+                content = render.render_error(turn.error, len(turn.sources))
             elif index == len(turns) - 1 and partial is not None:
                 content = render.render_partial(partial)
             else:
@@ -71,19 +71,13 @@ class ChatHandlers:
             out.append({"role": "assistant", "content": content})
         return out
 
-    def respond(self, question: str, session: dict[str, Any], filter_label: str):
+    def respond(self, question: str, session: Session, filter_label: str):
         """Generator: the chat with the answer streaming in, then the verified answer and panels."""
         question = question or ""
         kind = FILTERS.get(filter_label)
-        turns = session["turns"]
-        history = [
-            pair
-            for t in turns
-            if t.get("answer")
-            for pair in (("user", t["question"]), ("assistant", t["answer"]["text"]))
-        ]
-        turn: dict[str, Any] = {"question": question.strip(), "answer": None, "error": None, "numbering": {}}
-        turns.append(turn)
+        history = session.history()
+        turn = Turn(question.strip())
+        session.turns.append(turn)
         skip = gr.skip()
         yield self.messages(session, ""), session, "", skip, skip, skip, skip
         parts: list[str] = []
@@ -91,62 +85,54 @@ class ChatHandlers:
         try:
             for part in self._stream(question, history, kind):
                 if isinstance(part, Answer):
-                    answer = part.to_dict()
-                    turn["numbering"] = render.number_citations(answer["text"], answer["citations"])
-                    turn["answer"] = answer
+                    turn.numbering = render.number_citations(part.text, part.citations)
+                    turn.answer = part
                     continue
                 parts.append(part)
                 if time.monotonic() - shown >= STREAM_EVERY:
                     shown = time.monotonic()
                     yield self.messages(session, "".join(parts)), session, skip, skip, skip, skip, skip
-            if turn["answer"] is None:
+            if turn.answer is None:
                 raise RuntimeError("the answer stream ended without an Answer")
         except StreamCutOffError as err:
-            turn["error"] = f"{err} (partial reply: {err.partial[:300]})"
-            turn["sources"] = retrieved_before(err)
+            turn.error = f"{err} (partial reply: {err.partial[:300]})"
+            turn.sources = retrieved_before(err)
         except AssistantError as err:
-            turn["error"] = str(err) or render.GENERIC_ERROR
-            turn["sources"] = retrieved_before(err)
+            turn.error = str(err) or render.GENERIC_ERROR
+            turn.sources = retrieved_before(err)
         except Exception:
             self.log_failure("answering", question)
-            turn["error"] = render.GENERIC_ERROR
-        if turn["answer"]:
-            turn["sources"] = turn["answer"]["sources"]
-        session["selected"] = len(turns) - 1
+            turn.error = render.GENERIC_ERROR
+        if turn.answer:
+            turn.sources = turn.answer.sources
+        session.selected = len(session.turns) - 1
         chips, sources, picker = self.panels(session, filter_label)
         yield self.messages(session), session, "", chips, sources, picker, PLACEHOLDER
 
     # --- panels ---------------------------------------------------------------------------
 
-    def selected(self, session: dict[str, Any]) -> dict[str, Any] | None:
-        index = session.get("selected")
-        turns = session["turns"]
-        return turns[index] if index is not None and 0 <= index < len(turns) else None
-
-    def panels(self, session: dict[str, Any], filter_label: str, chip: str | None = None):
-        turn = self.selected(session)
-        answer = (turn or {}).get("answer")
-        choices = render.chip_choices(answer, (turn or {}).get("numbering", {}))
+    def panels(self, session: Session, filter_label: str, chip: str | None = None):
+        turn = session.selected_turn()
+        choices = render.chip_choices(turn.answer, turn.numbering) if turn else []
         chips = gr.update(choices=choices, value=chip, visible=bool(choices))
-        sources = (turn or {}).get("sources", [])
+        sources = turn.sources if turn else []
         html = render.sources_html(sources, FILTERS.get(filter_label), "")
         picker = gr.update(choices=render.source_choices(sources), value=None)
         return chips, html, picker
 
-    def refilter(self, session: dict[str, Any], filter_label: str):
+    def refilter(self, session: Session, filter_label: str):
         """A new filter re-draws the selected answer's sources panel; the next question uses it too."""
         _, html, picker = self.panels(session, filter_label)
         return html, picker
 
-    def card(self, session: dict[str, Any], entry_id: str | None) -> str:
+    def card(self, session: Session, entry_id: str | None) -> str:
         """The card of an entry, with its quote when the selected answer cites it."""
         if not entry_id:
             return PLACEHOLDER
-        turn = self.selected(session) or {}
-        citation = next(
-            (c for c in ((turn.get("answer") or {}).get("citations") or []) if c["entry_id"] == entry_id), None
-        )
-        number = (turn.get("numbering") or {}).get(entry_id) if citation else None
+        turn = session.selected_turn()
+        cited = turn.answer.citations if turn and turn.answer else []
+        citation = next((c for c in cited if c.entry_id == entry_id), None)
+        number = turn.numbering.get(entry_id) if turn and citation else None
         try:
             entry = self.assistant.entry(entry_id)
         except Exception:
@@ -154,51 +140,51 @@ class ChatHandlers:
             entry = None
         return entry_card(
             entry,
-            citation["quote"] if citation else None,
+            citation.quote if citation else None,
             number=number,
-            supported=citation.get("supported", True) if citation else True,
+            supported=citation.supported if citation else True,
             entry_id=entry_id,
         )
 
-    def open_chip(self, entry_id: str | None, session: dict[str, Any]) -> str:
+    def open_chip(self, entry_id: str | None, session: Session) -> str:
         return self.card(session, entry_id)
 
-    def open_inline_chip(self, target: str, session: dict[str, Any], filter_label: str):
+    def open_inline_chip(self, target: str, session: Session, filter_label: str):
         """A click on a chip inside the chat ("turn|entry id|nonce"): select that turn, open the card."""
         turn_text, _, rest = (target or "").partition("|")
         entry_id = rest.rpartition("|")[0] or rest
-        if turn_text.isdigit() and int(turn_text) < len(session["turns"]):
-            session["selected"] = int(turn_text)
+        if turn_text.isdigit() and int(turn_text) < len(session.turns):
+            session.selected = int(turn_text)
         chips, html, picker = self.panels(session, filter_label, chip=entry_id or None)
         return session, chips, html, picker, self.card(session, entry_id)
 
-    def select_message(self, session: dict[str, Any], filter_label: str, data: gr.SelectData):
+    def select_message(self, session: Session, filter_label: str, data: gr.SelectData):
         """Clicking an earlier answer shows its chips and sources."""
         index = data.index[0] if isinstance(data.index, list | tuple) else data.index
         turn_index = int(index) // 2
-        if turn_index == session.get("selected") or turn_index >= len(session["turns"]):
+        if turn_index == session.selected or turn_index >= len(session.turns):
             return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        session["selected"] = turn_index
+        session.selected = turn_index
         chips, html, picker = self.panels(session, filter_label)
         return session, chips, html, picker
 
     # --- feedback, export, reset ------------------------------------------------------------
 
-    def like(self, session: dict[str, Any], data: gr.LikeData) -> None:
+    def like(self, session: Session, data: gr.LikeData) -> None:
         index = data.index[0] if isinstance(data.index, list | tuple) else data.index
-        turns = session["turns"]
+        turns = session.turns
         turn_index = int(index) // 2
         vote = vote_of(data.liked)
-        if vote is None or turn_index >= len(turns) or not turns[turn_index].get("answer"):
+        if vote is None or turn_index >= len(turns) or not turns[turn_index].answer:
             return
         record_feedback(self.assistant.settings.home, turns[turn_index], vote)
         gr.Info("Thanks - your feedback was saved.")
 
-    def export(self, session: dict[str, Any]):
-        if not session["turns"]:
+    def export(self, session: Session):
+        if not session.turns:
             gr.Warning("Nothing to export yet - ask a question first.")
             return gr.update(value=None, visible=False)
-        path = write_export(session["turns"], self.assistant.model_label)
+        path = write_export(session.turns, self.assistant.model_label)
         return gr.update(value=str(path), visible=True)
 
     def clear(self):

@@ -1,7 +1,7 @@
 """Pure rendering helpers: citation numbering, chat messages, sources panel, API payload.
 
-Everything here turns library values (``Answer.to_dict()`` dicts, ``Source``s) into strings;
-nothing imports Gradio. Every piece of entry, model or user text is escaped on the way out:
+Everything here turns library values (`Answer`, `Citation`, `Source`) into strings; nothing
+imports Gradio. Every piece of entry, model or user text is escaped on the way out:
 the Chatbot renders Markdown (with a sanitizer), the panels are raw HTML, and neither may
 ever interpret an entry's ``<img src=x onerror=...>`` as markup.
 """
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assistant.citations import find_markers
+from assistant.types import Answer, Citation, Source
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})
@@ -38,13 +39,13 @@ def md_text(text: Any) -> str:
 # --- citation numbering ------------------------------------------------------------------
 
 
-def number_citations(text: str, citations: Iterable[Mapping[str, Any]] | None = None) -> dict[str, int]:
+def number_citations(text: str, citations: Iterable[Citation] | None = None) -> dict[str, int]:
     """Chip number per entry id: order of first `[ID]` marker in the text, then uncited citations.
 
     With `citations` given (the final answer), markers of ids that are not citations are
     ignored; without (a partial stream), every marker gets the next number.
     """
-    cited = [c["entry_id"] for c in citations] if citations is not None else None
+    cited = [c.entry_id for c in citations] if citations is not None else None
     numbering: dict[str, int] = {}
     for _, _, ids in find_markers(text):
         for entry_id in ids:
@@ -86,44 +87,43 @@ def strip_open_marker(text: str) -> str:
     return text[:start] if start != -1 and "]" not in text[start:] and len(text) - start <= 40 else text
 
 
-def chip_label(number: int, citation: Mapping[str, Any], width: int = 48) -> str:
+def shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def chip_label(number: int, citation: Citation, width: int = 48) -> str:
     """`[1] GPU`, or `[2] Some long title… · unverified` (plain text, for a Radio choice)."""
-    title = str(citation.get("title") or citation["entry_id"])
-    if len(title) > width:
-        title = title[: width - 1].rstrip() + "…"
-    mark = " · unverified" if not citation.get("supported", True) else ""
-    return f"[{number}] {title}{mark}"
+    mark = " · unverified" if not citation.supported else ""
+    return f"[{number}] {shorten(citation.title or citation.entry_id, width)}{mark}"
 
 
-def ordered_citations(answer: Mapping[str, Any], numbering: Mapping[str, int]) -> list[tuple[int, dict]]:
+def ordered_citations(citations: list[Citation], numbering: Mapping[str, int]) -> list[tuple[int, Citation]]:
     """(number, citation) pairs in chip order."""
-    citations = answer.get("citations") or []
-    pairs = [(numbering.get(c["entry_id"], 0), c) for c in citations]
+    pairs = [(numbering.get(c.entry_id, 0), c) for c in citations]
     return sorted(pairs, key=lambda pair: pair[0] or 10**6)
 
 
-def chip_choices(answer: Mapping[str, Any] | None, numbering: Mapping[str, int]) -> list[tuple[str, str]]:
+def chip_choices(answer: Answer | None, numbering: Mapping[str, int]) -> list[tuple[str, str]]:
     """Radio choices (label, entry id) for the citation chips of an answer."""
     if not answer:
         return []
-    return [(chip_label(n, c), c["entry_id"]) for n, c in ordered_citations(answer, numbering)]
+    return [(chip_label(n, c), c.entry_id) for n, c in ordered_citations(answer.citations, numbering)]
 
 
-def render_answer(answer: Mapping[str, Any], numbering: Mapping[str, int], turn: int | None = None) -> str:
+def render_answer(answer: Answer, numbering: Mapping[str, int], turn: int | None = None) -> str:
     """The final assistant message: answer text with chip numbers, the chips, then any notes."""
-    parts = [render_text(answer.get("text", ""), numbering, turn)]
+    parts = [render_text(answer.text, numbering, turn)]
     chips = []
-    for number, citation in ordered_citations(answer, numbering):
-        unverified = not citation.get("supported", True)
-        title = str(citation.get("title") or citation["entry_id"])
-        short = title if len(title) <= 60 else title[:59].rstrip() + "…"
+    for number, citation in ordered_citations(answer.citations, numbering):
+        unverified = not citation.supported
+        short = shorten(citation.title or citation.entry_id, 60)
         chips.append(
-            f'<span class="cite-chip {_cite_classes(citation["entry_id"], turn)}{" unverified" if unverified else ""}">'
+            f'<span class="cite-chip {_cite_classes(citation.entry_id, turn)}{" unverified" if unverified else ""}">'
             f"[{number}] {md_text(short)}{' · unverified' if unverified else ''}</span>"
         )
     if chips:
         parts.append('<span class="cite-chips">' + " ".join(chips) + "</span>")
-    notes = [n for n in answer.get("notes") or [] if n]
+    notes = [n for n in answer.notes if n]
     if notes:
         parts.append("<br>".join(f'<span class="answer-note">ⓘ {md_text(n)}</span>' for n in notes))
     return "\n\n".join(parts)
@@ -152,7 +152,7 @@ def user_message(question: str) -> str:
 # --- sources panel ------------------------------------------------------------------------
 
 
-def sources_html(sources: list[Mapping[str, Any]], kind: str | None = None, note: str = "") -> str:
+def sources_html(sources: list[Source], kind: str | None = None, note: str = "") -> str:
     """A table of retrieved entries: rank, title, kind, id and score."""
     label = {"concept": " (concepts only)", "abstract": " (abstracts only)"}.get(kind or "", "")
     if not sources:
@@ -160,11 +160,11 @@ def sources_html(sources: list[Mapping[str, Any]], kind: str | None = None, note
         return f'<div class="sources"><div class="panel-title">Retrieved sources{esc(label)}</div>{body}{note}</div>'
     rows = "".join(
         "<tr>"
-        f'<td class="rank">{esc(s.get("rank"))}</td>'
-        f'<td class="title"><div class="stitle" title="{esc(s.get("title"))}">{esc(s.get("title"))}</div>'
-        f'<div class="sid">{esc(s.get("entry_id"))}</div></td>'
-        f'<td><span class="kind kind-{esc(s.get("kind"))}">{esc(s.get("kind"))}</span></td>'
-        f'<td class="score">{float(s.get("score") or 0):.2f}</td>'
+        f'<td class="rank">{esc(s.rank)}</td>'
+        f'<td class="title"><div class="stitle" title="{esc(s.title)}">{esc(s.title)}</div>'
+        f'<div class="sid">{esc(s.entry_id)}</div></td>'
+        f'<td><span class="kind kind-{esc(s.kind)}">{esc(s.kind)}</span></td>'
+        f'<td class="score">{float(s.score or 0):.2f}</td>'
         "</tr>"
         for s in sources
     )
@@ -176,44 +176,20 @@ def sources_html(sources: list[Mapping[str, Any]], kind: str | None = None, note
     )
 
 
-def source_choices(sources: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def source_choices(sources: list[Source]) -> list[tuple[str, str]]:
     """Dropdown choices (label, entry id) for opening a retrieved entry."""
     out: dict[str, str] = {}
     for s in sources:
-        title = str(s.get("title") or s["entry_id"])
-        title = title if len(title) <= 60 else title[:59].rstrip() + "…"
-        out.setdefault(s["entry_id"], f"#{s.get('rank')} {title}")
+        out.setdefault(s.entry_id, f"#{s.rank} {shorten(s.title or s.entry_id, 60)}")
     return [(label, entry_id) for entry_id, label in out.items()]
 
 
 # --- /chat API -----------------------------------------------------------------------------
 
 
-def api_payload(answer: Any) -> dict[str, Any]:
-    """The JSON-serialisable dict the `/chat` endpoint returns for an `Answer`."""
-    return {
-        "question": answer.question,
-        "text": answer.text,
-        "citations": [
-            {
-                "entry_id": c.entry_id,
-                "title": c.title,
-                "kind": c.kind,
-                "url": c.url,
-                "quote": c.quote,
-                "supported": c.supported,
-            }
-            for c in answer.citations
-        ],
-        "refused": answer.refused,
-        "model": answer.model,
-        "sources": [
-            {"entry_id": s.entry_id, "title": s.title, "kind": s.kind, "score": s.score, "rank": s.rank}
-            for s in answer.sources
-        ],
-        "timings": dict(answer.timings),
-        "notes": list(answer.notes),
-    }
+def api_payload(answer: Answer) -> dict[str, Any]:
+    """What the `/chat` endpoint returns: the Answer as JSON (`Answer.to_dict`)."""
+    return answer.to_dict()
 
 
 def parse_history(history: Any) -> list[tuple[str, str]]:

@@ -115,7 +115,7 @@ def overhead_profile(settings: Settings, embedder_name: str, top: int = 30) -> t
     """A fresh sync with free encoding, under cProfile: the pipeline's own costs, by function."""
     from assistant.index import Index
 
-    index = Index(settings, FreeEmbedder(embedder_name))  # type: ignore[arg-type]
+    index = Index(settings, FreeEmbedder(embedder_name))
     seconds: list[float] = []
 
     def run() -> None:

@@ -25,7 +25,7 @@ from assistant.figures import summarise
 from assistant.knowledge import abstract_id
 from assistant.store import StoredEntry, vector_id
 from assistant.text import slugify
-from assistant.types import Chunk, Entry
+from assistant.types import Chunk, Entry, Kind
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,24}")
 CHUNKS_PER_ABSTRACT = ((1, 0.35), (2, 0.45), (3, 0.20))  # mlsys: 3,818 chunks from 2,107 entries
@@ -92,6 +92,7 @@ def synthetic_entries(
     made = 0
     while made < chunks:
         number = len(out)
+        kind: Kind
         if gen.rng.random() < GLOSSARY_SHARE:
             title = gen.title(1, 3)
             bodies = [gen.sentences(gen.integer(30, 90))]
@@ -139,7 +140,7 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
 
     started = time.perf_counter()
     settings = Settings(home=home, knowledge=tuple(knowledge), embeddings=embeddings)
-    index = Index(settings, embedder=NoEncoder(embedder_name(embeddings)))  # type: ignore[arg-type]
+    index = Index(settings, embedder=NoEncoder(embedder_name(embeddings)))
     index.require_entries()
     have = len(index.chunks)
     if have >= target:

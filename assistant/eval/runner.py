@@ -139,6 +139,15 @@ def results_json(
     }
 
 
+def entry_ids_of(bot: Answering) -> SearchFn:
+    """A search function giving the entry ids of `bot.search`'s top ten."""
+
+    def search(query: str) -> list[str]:
+        return [s.entry_id for s in bot.search(query, k=10)]
+
+    return search
+
+
 def _default_factory(settings: Settings) -> Answering:
     from assistant import Assistant  # imported late: the runner must import without the full stack
 
@@ -156,7 +165,7 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
         raise AssistantError(
             f"Baseline {path} is not a results.json from assistant eval - pass the results.json of an earlier run"
         ) from None
-    return data  # type: ignore[no-any-return]
+    return dict(data)
 
 
 def run(
@@ -184,7 +193,7 @@ def run(
             searches[mode] = LangChainRecipe(settings).search_ids
             continue
         bot = main if mode == settings.retrieval_mode else factory(settings.with_(retrieval_mode=mode))
-        searches[mode] = lambda q, bot=bot: [s.entry_id for s in bot.search(q, k=10)]
+        searches[mode] = entry_ids_of(bot)
     judge_fn, judge_note = make_judge(settings) if judge else (None, "not requested")
 
     def ask(question: str, history: list[tuple[str, str]]) -> Answer:

@@ -105,8 +105,10 @@ class QuestionResult:
 def score_question(q: Question, answer: Answer, judge_fn: JudgeFn | None = None) -> QuestionResult:
     sources = sorted(answer.sources, key=lambda s: s.rank)
     titles: dict[str, str] = {}
-    for item in [*sources, *answer.citations]:
-        titles.setdefault(item.entry_id, item.title)
+    for source in sources:
+        titles.setdefault(source.entry_id, source.title)
+    for citation in answer.citations:
+        titles.setdefault(citation.entry_id, citation.title)
     retrieved = m.dedupe(s.entry_id for s in sources)
     cited = m.dedupe(c.entry_id for c in answer.citations)
     judged = None

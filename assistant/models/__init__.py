@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from assistant.errors import SettingsError
 from assistant.models.calls import OFFLINE_HINT, StreamCutOffError, complete, stream_reply
@@ -58,7 +59,7 @@ def make_chat_model(settings: Settings) -> ChatModel:
             model=name.removeprefix("openai:").strip(),
             base_url=settings.openai_base_url,
             # a local server ignores the key, but the client refuses to start without one
-            api_key=settings.openai_api_key or PLACEHOLDER_KEY,
+            api_key=SecretStr(settings.openai_api_key or PLACEHOLDER_KEY),
             streaming=True,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,  # the one retry policy: see assistant.models.calls

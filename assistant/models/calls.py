@@ -126,7 +126,7 @@ def _who(model: BaseChatModel) -> str:
 
 def _api_key(model: BaseChatModel) -> str | None:
     secret = getattr(model, "openai_api_key", None)
-    key = secret.get_secret_value() if hasattr(secret, "get_secret_value") else secret
+    key = getattr(secret, "get_secret_value", lambda: secret)()
     return key if isinstance(key, str) else None
 
 
