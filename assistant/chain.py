@@ -15,22 +15,18 @@ from dataclasses import dataclass
 from langchain_core.prompts import ChatPromptTemplate
 
 from assistant.citations import verify
-from assistant.context import pack_context, with_subjects
+from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
+from assistant.followups import History, format_history, refers_back, rule_condense
 from assistant.index import Index
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
+from assistant.refusal import Evidence, Thresholds, decide, gather
 from assistant.retrieval import Retrieval, Retriever
 from assistant.settings import Settings
-from assistant.text import content_words, count_tokens, split_sentences, truncate_tokens
+from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 
-History = list[tuple[str, str]]
-REFERS_BACK = re.compile(
-    r"^\s*(and|also|what about|how about|so|then|but|why)\b|"
-    r"\b(it|its|it's|they|them|their|this|that|these|those|the same|the former|the latter|he|she|one)\b",
-    re.I,
-)
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # invisible format characters (zero-width space, direction marks and overrides, BOM) that a pasted
 # question often carries: they hide "What is" from the definition pattern and words from search
@@ -82,40 +78,6 @@ def clean_history(history: History, settings: Settings) -> History:
     return out
 
 
-def leans_back(question: str) -> bool:
-    """Does the question read like a follow-up ("and what caveat does it have?")?"""
-    return bool(REFERS_BACK.search(question)) or len(content_words(question)) <= 1
-
-
-def refers_back(question: str, history: History) -> bool:
-    """Does the question lean on earlier turns ("and what caveat does it have?")?"""
-    if not any(role == "user" for role, _ in history):
-        return False
-    return leans_back(question)
-
-
-def rule_condense(question: str, history: History, depth: int = 3) -> str:
-    """Offline condensing: the follow-up plus the subject from the earlier user questions.
-
-    The subject is the last user question; when that was itself a follow-up, the questions
-    before it are added too (newest first, at most `depth`), so the third question in
-    "What is a GPU?" / "And what caveat does it have?" / "What is it also called?" still
-    knows what "it" is.
-    """
-    subjects: list[str] = []
-    for role, text in reversed(history):
-        if role != "user" or not text.strip():
-            continue
-        subjects.append(text.strip())
-        if len(subjects) == depth or not leans_back(text):
-            break
-    return with_subjects(question, subjects)
-
-
-def format_history(history: History, limit: int = 6) -> str:
-    return "\n".join(f"{role}: {text}" for role, text in history[-limit:])
-
-
 class AnswerChain:
     """One question in, a stream of text deltas and finally a verified Answer out."""
 
@@ -124,12 +86,15 @@ class AnswerChain:
         self.index = index
         self.retriever = retriever
         self.chat = chat
+        self.thresholds = Thresholds(settings.refusal_threshold)
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
 
     def condense(self, question: str, history: History) -> str:
-        if not refers_back(question, history):
+        """The question as it stands alone: a follow-up gets its subject from the conversation."""
+        known = self.retriever.names_known
+        if not refers_back(question, history, known):
             return question
         if self.chat.rewrites_followups:
             from assistant.models import complete
@@ -137,10 +102,22 @@ class AnswerChain:
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
                 rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
-                return rewritten.strip().splitlines()[0] if rewritten.strip() else rule_condense(question, history)
+                if rewritten.strip():
+                    return rewritten.strip().splitlines()[0]
             except ModelError:
-                return rule_condense(question, history)
-        return rule_condense(question, history)
+                pass
+        return rule_condense(question, history, known)
+
+    def evidence(self, question: str, history: History | None = None, kind: str | None = None) -> Evidence:
+        """What the refusal decision weighs for this question (used by the chain and by calibration)."""
+        history = clean_history(list(history or []), self.settings)
+        prepared = clean_question(question, self.settings)
+        retrieval = self.retrieve(self.condense(prepared.question, history), kind)
+        return self.weigh(prepared.question, retrieval)
+
+    def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
+        best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
+        return gather(own_words(question), retrieval.confidence, best, self.retriever.vocabulary)
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -171,8 +148,11 @@ class AnswerChain:
         if standalone != prepared.question:
             answer.notes.append(f"Searched for: {standalone}")
 
-        if retrieval.confidence < self.settings.refusal_threshold or not retrieval.sources:
-            answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
+        decision = decide(
+            self.weigh(prepared.question, retrieval), self.thresholds, model_judges=self.chat.rewrites_followups
+        )
+        if decision.refuse or not retrieval.sources:
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3], decision.reason), True
             timings["total"] = ms(started)
             yield answer.text
             yield answer
@@ -216,11 +196,11 @@ def is_refusal(text: str) -> bool:
     return not text or text.lower().startswith(refusal) or (refusal in text.lower() and len(split_sentences(text)) <= 2)
 
 
-def refusal_text(suggestions: list[Source]) -> str:
+def refusal_text(suggestions: list[Source], reason: str = "") -> str:
     if not suggestions:
         return load_prompt("refusal")
     names = ", ".join(f"“{s.title}”" for s in suggestions)
-    return render("refusal_suggestions", suggestions=names)
+    return render("refusal_suggestions", reason=reason or "none of its entries answers the question", suggestions=names)
 
 
 def ms(start: float) -> float:

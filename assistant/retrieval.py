@@ -21,6 +21,7 @@ from assistant.index import Index
 from assistant.text import content_words, rarity, words
 from assistant.types import Chunk, Source
 
+NAME_WORD = re.compile(r"[a-z0-9]+(?:[.:\-][a-z0-9]+)*")  # as refusal.NAME_TOKEN, lower-cased
 RRF_K = 60
 CANDIDATES = 40
 DENSE_WEIGHT = 1.0
@@ -79,6 +80,13 @@ class Retriever:
                 return self.names[close[0]]
         return []
 
+    def names_known(self, question: str) -> bool:
+        """Does the question name something the knowledge knows: a title, an alias, or a rare term it has?"""
+        if self.name_lookup(question):
+            return True
+        rare = max(3, len(self.entry_words) // 100)
+        return any(0 < self.document_frequency.get(w, 0) <= rare for w in content_words(question))
+
     @cached_property
     def entry_words(self) -> dict[str, AbstractSet[str]]:
         """Stemmed content words of each entry (title and text), for coverage and rarity (read-only)."""
@@ -86,6 +94,14 @@ class Retriever:
             entry_id: content_words(f"{item.entry.title} {item.entry.text}")
             for entry_id, item in self.index.entries.items()
         }
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every lower-cased word of every entry: is a name in a question known to the knowledge?"""
+        words: set[str] = set()
+        for item in self.index.entries.values():
+            words.update(NAME_WORD.findall(f"{item.entry.title} {item.entry.text}".lower()))
+        return frozenset(words)
 
     @cached_property
     def document_frequency(self) -> dict[str, int]:

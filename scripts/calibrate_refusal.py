@@ -1,63 +1,87 @@
-"""Fit the refusal threshold on the question sets: answerable against unanswerable questions.
+"""Fit the refusal decision on the calibration half of a question set; report both halves.
 
-For every question it records the retrieval confidence (best dense cosine, or 1.0 on a name
-match) and prints, for candidate thresholds, the share of unanswerable questions refused and
-of answerable ones refused. Writes the table to results/calibration.json.
+For every question it gathers the evidence the decision uses (retrieval confidence, the kind of
+value asked for and whether a best entry states it, names the knowledge never mentions), then
+prints, for a grid of clear-miss thresholds, the share of unanswerable questions refused and of
+answerable ones refused, on the calibration split. The chosen threshold refuses the most
+unanswerable questions while refusing at most --max-false of the answerable ones (the middle of
+the thresholds that tie); it is then reported on the test split. Writes results/calibration.json.
 
-    python scripts/calibrate_refusal.py seed=.assistant:knowledge/questions/seed.jsonl \
-        mlsys=.assistant-mlsys:knowledge/questions/mlsys.jsonl
+    ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys \\
+        python scripts/calibrate_refusal.py knowledge/questions/realistic.jsonl
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-from assistant import Assistant, Settings
-from assistant.chain import refers_back, rule_condense
-from assistant.eval.questions import load_questions
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from assistant import Assistant, Settings  # noqa: E402
+from assistant.eval.questions import load_questions  # noqa: E402
+from assistant.refusal import Evidence, Thresholds, decide  # noqa: E402
+
+GRID = [round(0.15 + 0.01 * i, 2) for i in range(31)]
 
 
-def confidences(home: str, questions_path: str) -> list[tuple[bool, float, str]]:
-    bot = Assistant(Settings.from_env().with_(home=Path(home)), auto_index=False)
+def evidence_rows(bot: Assistant, path: Path, split: str) -> list[tuple[bool, Evidence, str]]:
     rows = []
-    for q in load_questions(Path(questions_path)):
-        history = [tuple(h) for h in q.history]
-        query = rule_condense(q.question, history) if refers_back(q.question, history) else q.question
-        retrieval = bot.chain.retriever.retrieve(query, k=10)
-        rows.append((q.type == "refuse", retrieval.confidence, q.id))
+    for q in load_questions(path, split):
+        history = [tuple(turn) for turn in q.history]
+        rows.append((q.should_refuse, bot.chain.evidence(q.question, history), q.id))
     return rows
 
 
-def main(argv: list[str]) -> int:
-    rows: list[tuple[bool, float, str]] = []
-    for spec in argv:
-        _name, _, rest = spec.partition("=")
-        home, _, questions = rest.partition(":")
-        rows += confidences(home, questions)
-    unanswerable = sorted(c for refuse, c, _ in rows if refuse)
-    answerable = sorted(c for refuse, c, _ in rows if not refuse)
+def rates(rows: list[tuple[bool, Evidence, str]], thresholds: Thresholds) -> tuple[float, float]:
+    refuse = [decide(e, thresholds, model_judges=False).refuse for _, e, _ in rows]
+    unanswerable = [r for (should, _, _), r in zip(rows, refuse, strict=True) if should]
+    answerable = [r for (should, _, _), r in zip(rows, refuse, strict=True) if not should]
+    return sum(unanswerable) / max(1, len(unanswerable)), sum(answerable) / max(1, len(answerable))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("questions", type=Path)
+    parser.add_argument("--max-false", type=float, default=0.03, help="most answerable questions refused")
+    parser.add_argument("--out", type=Path, default=Path("results/calibration.json"))
+    args = parser.parse_args(argv)
+    bot = Assistant(Settings.from_env().with_(model="extractive"), auto_index=False)
+    calibration = evidence_rows(bot, args.questions, "calibration")
+    test = evidence_rows(bot, args.questions, "test")
     table = []
-    for step in range(20, 61):
-        t = step / 100
-        refused_bad = sum(c < t for c in unanswerable) / max(1, len(unanswerable))
-        refused_good = sum(c < t for c in answerable) / max(1, len(answerable))
-        table.append(
-            {
-                "threshold": t,
-                "unanswerable_refused": round(refused_bad, 3),
-                "answerable_refused": round(refused_good, 3),
-            }
-        )
-        print(f"{t:.2f}  unanswerable refused {refused_bad:.3f}  answerable refused {refused_good:.3f}")
-    print("unanswerable confidences:", [round(c, 3) for c in unanswerable])
-    print("lowest answerable:", [(i, round(c, 3)) for r, c, i in sorted(rows, key=lambda x: x[1]) if not r][:12])
-    out = Path("results")
-    out.mkdir(exist_ok=True)
-    (out / "calibration.json").write_text(json.dumps({"table": table, "rows": rows}, indent=2))
+    for clear in GRID:
+        refused, false = rates(calibration, Thresholds(clear))
+        table.append({"clear_miss": clear, "refused": refused, "false": false})
+    allowed = [row for row in table if row["false"] <= args.max_false + 1e-9]
+    top = max(allowed, key=lambda row: (row["refused"], -row["false"]))
+    tied = [row for row in allowed if (row["refused"], row["false"]) == (top["refused"], top["false"])]
+    best = tied[len(tied) // 2]  # the middle of the tied thresholds: the widest margin on both sides
+    chosen = Thresholds(best["clear_miss"])
+    print(f"calibration: {len(calibration)} questions; chosen clear_miss={chosen.clear_miss}")
+    print("| split | unanswerable refused | answerable refused |")
+    print("|---|---|---|")
+    for name, rows in (("calibration", calibration), ("test", test)):
+        refused, false = rates(rows, chosen)
+        print(f"| {name} | {refused:.3f} | {false:.3f} |")
+    print("\ncalibration, by clear-miss threshold:")
+    print("| threshold | unanswerable refused | answerable refused |")
+    print("|---|---|---|")
+    for row in table[::3]:
+        print(f"| {row['clear_miss']:.2f} | {row['refused']:.3f} | {row['false']:.3f} |")
+    for label, rows in (("calibration", calibration),):
+        for should, e, qid in rows:
+            d = decide(e, chosen, model_judges=False)
+            if d.refuse != should:
+                print(f"  {label} {'missed refusal' if should else 'false refusal'}: {qid} {e} {d.reason}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"chosen": best, "grid": table}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

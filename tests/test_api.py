@@ -19,7 +19,7 @@ PLACEHOLDERS = {
     "answer_user": {"context", "question"},
     "condense": {"history", "question"},
     "refusal": set(),
-    "refusal_suggestions": {"suggestions"},
+    "refusal_suggestions": {"reason", "suggestions"},
     "judge": {"question", "facts", "answer"},
 }
 

@@ -1,0 +1,72 @@
+"""Follow-ups: does a question lean on the conversation, and what does it stand for on its own?
+
+A question that names something the knowledge knows (a title, an alias, a technology, or a
+rare term an entry contains) is standalone, even when it is short ("What does FlashAttention
+do?", "GPU"). Only pronouns ("does it also work for training?") and ellipsis ("and the
+downside?") lean back; a question that says it changes the subject ("unrelated: ...") never does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from assistant.context import with_subjects
+from assistant.text import content_words
+
+History = list[tuple[str, str]]
+
+TOPIC_SWITCH = re.compile(
+    r"^\W*(?:unrelated|different (?:topic|question)|new (?:topic|question)|switching (?:topics?|gears)|"
+    r"on another note|changing (?:the )?(?:topic|subject)|another (?:topic|question))\b",
+    re.I,
+)
+PRONOUN = re.compile(
+    r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|the former|the latter|the same|"
+    r"(?:this|that|these|those)(?!\s+\w+\s+(?:where|which|that|who|when|whose)\b)(?=\s*(?:[?.!,;:]|$|"
+    r"one|ones|approach|paper|method|system|technique|trick|idea|model|work|framework|design|scheme)))\b",
+    re.I,
+)
+CONTINUATION = re.compile(r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what)\b", re.I)
+
+
+def leans_back(question: str, names_known: Callable[[str], bool] = lambda _: False) -> bool:
+    """Does the question read like a follow-up of the conversation before it?"""
+    if TOPIC_SWITCH.search(question):
+        return False
+    if PRONOUN.search(question):
+        return True
+    if names_known(question):
+        return False
+    return bool(CONTINUATION.search(question)) or len(content_words(question)) <= 1
+
+
+def refers_back(question: str, history: History, names_known: Callable[[str], bool] = lambda _: False) -> bool:
+    """Does the question lean on earlier turns? Never without an earlier user question."""
+    if not any(role == "user" for role, _ in history):
+        return False
+    return leans_back(question, names_known)
+
+
+def rule_condense(
+    question: str, history: History, names_known: Callable[[str], bool] = lambda _: False, depth: int = 3
+) -> str:
+    """Offline condensing: the follow-up plus the subject from the earlier user questions.
+
+    The subject is the last user question; when that was itself a follow-up, the questions
+    before it are added too (newest first, at most `depth`), so the third question in
+    "What is a GPU?" / "And what caveat does it have?" / "What is it also called?" still
+    knows what "it" is.
+    """
+    subjects: list[str] = []
+    for role, text in reversed(history):
+        if role != "user" or not text.strip():
+            continue
+        subjects.append(text.strip())
+        if len(subjects) == depth or not leans_back(text, names_known):
+            break
+    return with_subjects(question, subjects)
+
+
+def format_history(history: History, limit: int = 6) -> str:
+    return "\n".join(f"{role}: {text}" for role, text in history[-limit:])

@@ -1,0 +1,228 @@
+"""Should the knowledge answer this at all? A decision from evidence, not one threshold.
+
+Three kinds of evidence, each cheap and each explainable to the user:
+
+- the **value asked for**: a price, a date, a person, a company, a count, a product spec, install
+  steps or an opinion. Concept pages and paper abstracts hardly ever state such values, so the
+  question is refused unless one of the best entries has a sentence with that kind of value
+  about the question's subject (e.g. a dollar figure near "H100");
+- **names the knowledge never mentions** ("Gaudi", "CoreWeave"): a value about a thing no entry
+  names cannot be in the entries. (Alone they are weak evidence: users name their own setups,
+  "Xeons", "Newton-Schulz", in answerable questions, so a name refuses only with a value kind.)
+- **retrieval confidence** (dense similarity and rarity-weighted word coverage, see
+  `retrieval.py`): only a clear miss (an off-topic question) falls below the low threshold.
+
+The offline extractive model cannot judge relevance itself, so for it every rule applies. An
+LLM follows the prompt's refusal rule, so for it the gate stops only clear misses: off-topic
+questions, and values about things the knowledge never names. `scripts/calibrate_refusal.py`
+fits the threshold on the calibration half of a question set (README, "Refusals").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from assistant.text import content_words, split_sentences
+from assistant.types import Entry
+
+# What a question asks for, from its wording. Patterns are written against the lower-cased question.
+VALUE_KINDS: dict[str, re.Pattern[str]] = {
+    "price": re.compile(
+        r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd)\b"
+        r"|\b(?:how much|what) (?:does|do|would|will|is|are)\b[^?]{0,60}\bcost\b(?!\s+(?:in|of)\b)"
+        r"|\bcost(?:s)? (?:to buy|per (?:card|gpu|chip|month))\b"
+    ),
+    "date": re.compile(
+        r"^\W*when (?:did|was|were|will|is|are)\b|\bwhat year\b|\brelease date\b|\bwhen\b[^?]{0,80}\b"
+        r"(?:announced?|released?|launched?|shipped?|open-sourced?|introduced?)\b"
+    ),
+    "person": re.compile(
+        r"^\W*who (?:is|was|were|started|founded|invented|created|wrote|leads|led|runs|designed)\b"
+        r"|\bwhich (?:researcher|person|engineer|scientist|professor)\b|\b(?:ceo|cto|founders?|inventor)\b"
+    ),
+    "company": re.compile(
+        r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
+        r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
+    ),
+    "count": re.compile(r"\bhow many\b(?![^?]{0,40}\b(?:fewer|more|less|times)\b)"),
+    "spec": re.compile(
+        r"\bhow much (?:hbm|vram|sram|memory|on-chip|bandwidth|power)\b(?![^?]{0,60}\b(?:save|saved|saves|need|use)\b)"
+        r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
+        r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b"
+    ),
+    "howto": re.compile(
+        r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
+        r"|\b(?:exact|the) command\b|\bcommand[- ]line flag\b|\b(?:which|what|set)\b[^?]{0,30}\benv(?:ironment)? var"
+        r"|\bstep by step\b|\bpip install\b"
+    ),
+    "opinion": re.compile(
+        r"\bin your opinion\b|\bwhich\b[^?]{0,60}\bis (?:the )?best\b|\bbetter buy\b|\bcan you recommend\b"
+        r"|\bshould (?:our|my|we|i) (?:team )?(?:standardi[sz]e|go with|buy|pick)\b"
+    ),
+}
+# What an entry sentence must hold to answer each kind (besides the question's subject).
+VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
+    "price": re.compile(r"\$\s?\d|\b\d[\d,.]*\s?(?:usd|dollars?)\b|\bper hour\b|\bprice[sd]? (?:of|at)\b", re.I),
+    "date": re.compile(
+        r"\b(?:19|20)\d\d\b.{0,60}\b(?:announce|release|launch|introduc|open-sourc|ship)|"
+        r"\b(?:announce|release|launch|introduc|open-sourc|ship)\w*\b.{0,60}\b(?:19|20)\d\d\b",
+        re.I,
+    ),
+    "person": re.compile(r"\b(?:founded|founder|invented|inventor|ceo|created by|led by|architect)\b", re.I),
+    "company": re.compile(r"\b(?:acquired|acquisition|owned by|subsidiary|designed by|manufactured by|fab)\b", re.I),
+    "count": re.compile(r"\b\d[\d,.]*\s?(?:k|m|thousand|million)?\b", re.I),
+    "spec": re.compile(r"\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b", re.I),
+    "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=)"),
+    "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
+}
+# A name: a word with a digit and a letter (H200, v5p, p4d.24xlarge), or a capitalised word that
+# does not start the question, or CamelCase (CoreWeave). Approximate words are not names.
+NAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.:\-][A-Za-z0-9]+)*")
+APPROXIMATE = re.compile(r"-(?:ish|like|style|type|based|sized|scale|aware|free|heavy)$", re.I)
+NUMBER_WITH_UNIT = re.compile(r"^\d[\d.]*[a-z]{0,3}$", re.I)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the decision looked at, kept for the answer's notes and for calibration."""
+
+    confidence: float
+    kind: str | None = None  # the kind of value asked for
+    kind_supported: bool = True  # does a best entry state that kind of value about the subject?
+    unknown_names: tuple[str, ...] = ()  # names in the question no entry mentions
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Retrieval confidence below `clear_miss` is a clear miss (an off-topic question)."""
+
+    clear_miss: float = 0.23
+
+
+@dataclass(frozen=True)
+class Decision:
+    refuse: bool
+    reason: str = ""  # one sentence for the user, empty when answering
+    evidence: Evidence = field(default_factory=lambda: Evidence(1.0))
+
+
+ASKS_FOR_A_NAME = re.compile(
+    r"\bcalled\s*\??\s*$|\bwhat(?:'s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we) call\b"
+    r"|\b(?:term|name|word) (?:for|is)\b"
+)
+
+
+def asked_kind(question: str) -> str | None:
+    """The kind of value the question asks for (`price`, `date`, ...), or None for the rest.
+
+    A question that asks what a concept is called is about the concept, whatever it describes.
+    """
+    lowered = question.lower()
+    if ASKS_FOR_A_NAME.search(lowered):
+        return None
+    for kind, pattern in VALUE_KINDS.items():
+        if pattern.search(lowered):
+            return kind
+    return None
+
+
+def names_in(question: str) -> list[str]:
+    """Tokens of the question that look like names of things (products, companies, versions)."""
+    tokens = NAME_TOKEN.findall(question)
+    out = []
+    for position, token in enumerate(tokens):
+        if APPROXIMATE.search(token) or NUMBER_WITH_UNIT.match(token):
+            continue
+        has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
+        capitalised = token[0].isupper() and position > 0 and not token.isupper()
+        camel = any(ch.isupper() for ch in token[1:]) and any(ch.islower() for ch in token)
+        acronym = token.isupper() and len(token) >= 2 and position > 0
+        if has_digit or capitalised or camel or acronym:
+            out.append(token)
+    return out
+
+
+def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """Names in the question that no entry of the knowledge contains (plurals forgiven: H100s)."""
+    out = []
+    for name in names_in(question):
+        word = name.lower()
+        if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary):
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+def subject_words(question: str) -> set[str]:
+    """The question's content words minus the words that only say what kind of value is asked."""
+    return content_words(question) - FRAME_WORDS
+
+
+FRAME_WORDS = content_words(
+    "price cost much hourly rate when year release date announce who founder company vendor many "
+    "number spec peak memory bandwidth install command step opinion best better recommend first"
+)
+
+
+def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
+    """Does some sentence of these entries state that kind of value about the question's subject?
+
+    The sentence must hold the value (a dollar figure, a year, a number with a unit, ...) and
+    every name the question uses (a price of another GPU is not the price asked for); without
+    names, two of the question's subject words; for a count, the thing counted too.
+    """
+    evidence = VALUE_EVIDENCE[kind]
+    subject = subject_words(question)
+    names = {n.lower().removesuffix("'s").rstrip("s") or n.lower() for n in names_in(question)}
+    counted = COUNTED.search(question.lower())
+    for entry in entries:
+        for sentence in split_sentences(f"{entry.title}. {entry.text}"):
+            if not evidence.search(sentence):
+                continue
+            lowered = sentence.lower()
+            if not all(name in lowered for name in names):
+                continue  # a value about another product is not the one asked for
+            if not names and len(subject & content_words(sentence)) < 2:
+                continue
+            if kind == "count" and counted and not (content_words(counted.group(1)) & content_words(sentence)):
+                continue
+            return True
+    return False
+
+
+COUNTED = re.compile(r"\bhow many ([a-z][\w-]*)")
+
+
+def gather(question: str, confidence: float, best: list[Entry], vocabulary: frozenset[str]) -> Evidence:
+    kind = asked_kind(question)
+    return Evidence(
+        confidence=confidence,
+        kind=kind,
+        kind_supported=kind is None or kind_supported(kind, question, best),
+        unknown_names=unknown_names(question, vocabulary),
+    )
+
+
+def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+    """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself."""
+    e = evidence
+    if e.confidence < thresholds.clear_miss:
+        return Decision(True, "none of its entries is close to the question", e)
+    if e.kind is not None and not e.kind_supported and (e.unknown_names or not model_judges):
+        about = f" about {', '.join(e.unknown_names)}" if e.unknown_names else ""
+        return Decision(True, f"no entry states the {KIND_NAMES[e.kind]} asked for{about}", e)
+    return Decision(False, "", e)
+
+
+KIND_NAMES = {
+    "price": "price",
+    "date": "date",
+    "person": "person",
+    "company": "company",
+    "count": "count",
+    "spec": "specification",
+    "howto": "commands or install steps",
+    "opinion": "opinion",
+}
