@@ -19,6 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, format_history, refers_back, rule_condense
 from assistant.index import Index
+from assistant.intents import intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -86,7 +87,7 @@ class AnswerChain:
         self.index = index
         self.retriever = retriever
         self.chat = chat
-        self.thresholds = Thresholds(settings.refusal_threshold)
+        self.thresholds = Thresholds(settings.refusal_threshold, settings.refusal_unknown_words)
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
@@ -117,7 +118,8 @@ class AnswerChain:
 
     def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
-        return gather(own_words(question), retrieval.confidence, best, self.retriever.vocabulary)
+        r = self.retriever
+        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency)
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -126,7 +128,9 @@ class AnswerChain:
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
     def retrieve(self, query: str, kind: str | None = None) -> Retrieval:
-        return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind)
+        """Search for the question; one that asks what a thing is or is called prefers concept pages."""
+        prefer = "concept" if intent_of(own_words(query)) in ("name", "definition") else None
+        return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer)
 
     def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
         """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""

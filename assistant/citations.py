@@ -71,7 +71,8 @@ def best_quote(
 ) -> tuple[str, float]:
     """The entry sentence that best supports `claim`, and how well (0..1)."""
     sentences = [s for s in split_sentences(entry.text) if s != entry.title] or [entry.title]
-    scored = sorted(((support_score(claim, s), s) for s in sentences), key=lambda x: -x[0])
+    # a claim may name the entry it cites ("LoRAServe: we present ..."): the title counts as said
+    scored = sorted(((support_score(claim, f"{entry.title} {s}"), s) for s in sentences), key=lambda x: -x[0])
     score, quote = scored[0]
     if similarity is not None and LEXICAL_HOPELESS <= score < LEXICAL_SURE:
         top = [s for _, s in scored[:3]]

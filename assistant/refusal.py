@@ -21,22 +21,24 @@ fits the threshold on the calibration half of a question set (README, "Refusals"
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from assistant.intents import ASKS_FOR_A_NAME
 from assistant.text import content_words, split_sentences
 from assistant.types import Entry
 
 # What a question asks for, from its wording. Patterns are written against the lower-cased question.
 VALUE_KINDS: dict[str, re.Pattern[str]] = {
     "price": re.compile(
-        r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd)\b"
+        r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd|salary|salaries|wages?)\b"
         r"|\b(?:how much|what) (?:does|do|would|will|is|are)\b[^?]{0,60}\bcost\b(?!\s+(?:in|of)\b)"
         r"|\bcost(?:s)? (?:to buy|per (?:card|gpu|chip|month))\b"
     ),
     "date": re.compile(
         r"^\W*when (?:did|was|were|will|is|are)\b|\bwhat year\b|\brelease date\b|\bwhen\b[^?]{0,80}\b"
         r"(?:announced?|released?|launched?|shipped?|open-sourced?|introduced?)\b"
+        r"|\bwill\b[^?]{0,60}\b(?:ship|release|launch|announce)\w*\b[^?]{0,30}\b(?:in|at)\b[^?]{0,20}\b20\d\d\b"
     ),
     "person": re.compile(
         r"^\W*who (?:is|was|were|started|founded|invented|created|wrote|leads|led|runs|designed)\b"
@@ -46,16 +48,20 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
         r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
     ),
-    "count": re.compile(r"\bhow many\b(?![^?]{0,40}\b(?:fewer|more|less|times)\b)"),
+    # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" is technical
+    "count": re.compile(
+        r"\bhow many\b(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need)\b)"
+    ),
     "spec": re.compile(
-        r"\bhow much (?:hbm|vram|sram|memory|on-chip|bandwidth|power)\b(?![^?]{0,60}\b(?:save|saved|saves|need|use)\b)"
+        r"\bhow much (?:\w+ )?(?:hbm|vram|sram|memory|on-chip|bandwidth|power)\b"
+        r"(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
         r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
         r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b"
     ),
     "howto": re.compile(
         r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
         r"|\b(?:exact|the) command\b|\bcommand[- ]line flag\b|\b(?:which|what|set)\b[^?]{0,30}\benv(?:ironment)? var"
-        r"|\bstep by step\b|\bpip install\b"
+        r"|\bstep[- ]by[- ]step\b|\bpip install\b|^\W*(?:install|set up|configure)\b"
     ),
     "opinion": re.compile(
         r"\bin your opinion\b|\bwhich\b[^?]{0,60}\bis (?:the )?best\b|\bbetter buy\b|\bcan you recommend\b"
@@ -89,6 +95,7 @@ class Evidence:
     """What the decision looked at, kept for the answer's notes and for calibration."""
 
     confidence: float
+    unknown_share: float = 0.0  # share of the question's content words that no entry has
     kind: str | None = None  # the kind of value asked for
     kind_supported: bool = True  # does a best entry state that kind of value about the subject?
     unknown_names: tuple[str, ...] = ()  # names in the question no entry mentions
@@ -96,9 +103,11 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Retrieval confidence below `clear_miss` is a clear miss (an off-topic question)."""
+    """A clear miss: retrieval confidence below `clear_miss`, or at least `unknown_words` of the
+    question's words in no entry at all (sourdough, Wimbledon, salaries in Berlin)."""
 
-    clear_miss: float = 0.23
+    clear_miss: float = 0.20
+    unknown_words: float = 0.30
 
 
 @dataclass(frozen=True)
@@ -106,12 +115,6 @@ class Decision:
     refuse: bool
     reason: str = ""  # one sentence for the user, empty when answering
     evidence: Evidence = field(default_factory=lambda: Evidence(1.0))
-
-
-ASKS_FOR_A_NAME = re.compile(
-    r"\bcalled\s*\??\s*$|\bwhat(?:'s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we) call\b"
-    r"|\b(?:term|name|word) (?:for|is)\b"
-)
 
 
 def asked_kind(question: str) -> str | None:
@@ -195,10 +198,19 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
 COUNTED = re.compile(r"\bhow many ([a-z][\w-]*)")
 
 
-def gather(question: str, confidence: float, best: list[Entry], vocabulary: frozenset[str]) -> Evidence:
+def gather(
+    question: str,
+    confidence: float,
+    best: list[Entry],
+    vocabulary: frozenset[str],
+    document_frequency: Mapping[str, int],
+) -> Evidence:
     kind = asked_kind(question)
+    words = content_words(question)
+    unknown = sum(1 for w in words if not document_frequency.get(w)) / len(words) if words else 0.0
     return Evidence(
         confidence=confidence,
+        unknown_share=unknown,
         kind=kind,
         kind_supported=kind is None or kind_supported(kind, question, best),
         unknown_names=unknown_names(question, vocabulary),
@@ -210,6 +222,8 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
     e = evidence
     if e.confidence < thresholds.clear_miss:
         return Decision(True, "none of its entries is close to the question", e)
+    if e.unknown_share >= thresholds.unknown_words:
+        return Decision(True, "most of the question's words appear in none of its entries", e)
     if e.kind is not None and not e.kind_supported and (e.unknown_names or not model_judges):
         about = f" about {', '.join(e.unknown_names)}" if e.unknown_names else ""
         return Decision(True, f"no entry states the {KIND_NAMES[e.kind]} asked for{about}", e)

@@ -35,7 +35,8 @@ class Settings:
     question_tokens: int = 512
     # the refusal decision (assistant/refusal.py, README "Refusals"): retrieval confidence below
     # this is a clear miss; fitted on the calibration half of knowledge/questions/realistic.jsonl
-    refusal_threshold: float = 0.23
+    refusal_threshold: float = 0.20
+    refusal_unknown_words: float = 0.30  # a question with this share of words no entry has is a clear miss
     # openai-compatible model behaviour
     request_timeout: float = 30.0
     max_retries: int = 2

@@ -27,6 +27,7 @@ from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.refusal import Evidence, Thresholds, decide  # noqa: E402
 
 GRID = [round(0.15 + 0.01 * i, 2) for i in range(31)]
+UNKNOWN_GRID = [round(0.20 + 0.05 * i, 2) for i in range(9)] + [1.01]  # 1.01: the rule is off
 
 
 def evidence_rows(bot: Assistant, path: Path, split: str) -> list[tuple[bool, Evidence, str]]:
@@ -54,15 +55,25 @@ def main(argv: list[str] | None = None) -> int:
     calibration = evidence_rows(bot, args.questions, "calibration")
     test = evidence_rows(bot, args.questions, "test")
     table = []
-    for clear in GRID:
-        refused, false = rates(calibration, Thresholds(clear))
-        table.append({"clear_miss": clear, "refused": refused, "false": false})
+    for unknown in UNKNOWN_GRID:
+        for clear in GRID:
+            refused, false = rates(calibration, Thresholds(clear, unknown))
+            table.append({"clear_miss": clear, "unknown_words": unknown, "refused": refused, "false": false})
     allowed = [row for row in table if row["false"] <= args.max_false + 1e-9]
     top = max(allowed, key=lambda row: (row["refused"], -row["false"]))
     tied = [row for row in allowed if (row["refused"], row["false"]) == (top["refused"], top["false"])]
-    best = tied[len(tied) // 2]  # the middle of the tied thresholds: the widest margin on both sides
-    chosen = Thresholds(best["clear_miss"])
-    print(f"calibration: {len(calibration)} questions; chosen clear_miss={chosen.clear_miss}")
+    # confidence: the middle of the tied thresholds, the widest margin on both sides; unknown words:
+    # the lowest share that refuses no more answerable questions (a calibration half holds few
+    # off-topic questions, so refuse as many of them as it allows)
+    clears = sorted({row["clear_miss"] for row in tied})
+    clear = clears[len(clears) // 2]
+    unknown = min(row["unknown_words"] for row in tied if row["clear_miss"] == clear)
+    best = next(row for row in tied if row["clear_miss"] == clear and row["unknown_words"] == unknown)
+    chosen = Thresholds(best["clear_miss"], best["unknown_words"])
+    print(
+        f"calibration: {len(calibration)} questions; chosen clear_miss={chosen.clear_miss}, "
+        f"unknown_words={chosen.unknown_words}"
+    )
     print("| split | unanswerable refused | answerable refused |")
     print("|---|---|---|")
     for name, rows in (("calibration", calibration), ("test", test)):
@@ -71,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\ncalibration, by clear-miss threshold:")
     print("| threshold | unanswerable refused | answerable refused |")
     print("|---|---|---|")
-    for row in table[::3]:
+    for row in [r for r in table if r["unknown_words"] == best["unknown_words"]][::3]:
         print(f"| {row['clear_miss']:.2f} | {row['refused']:.3f} | {row['false']:.3f} |")
     for label, rows in (("calibration", calibration),):
         for should, e, qid in rows:

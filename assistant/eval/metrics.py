@@ -20,6 +20,9 @@ Citations follow ALCE, scored on entry ids rather than on per-statement NLI:
 
 Answer content:
 
+- ``answered_with_gold`` = 1 when an answerable question was answered (not refused) and cites at
+  least one gold id, else 0 (``None`` for refuse questions); ``name_in_answer`` is ``fact_recall``
+  on questions whose intent is ``name`` (the fact is the concept's name).
 - ``fact_recall`` = share of facts found in the answer text; text and fact are lower-cased,
   punctuation becomes a space and whitespace runs collapse, then a substring test
   (``None`` if there are no facts).
@@ -45,6 +48,7 @@ from typing import Any
 
 __all__ = [
     "answered_only_precision",
+    "answered_with_gold",
     "citation_precision",
     "citation_recall",
     "dedupe",
@@ -139,6 +143,14 @@ def fact_recall(text: str, facts: Sequence[str]) -> float | None:
     haystack = normalise(text)
     found = sum(1 for fact in facts if normalise(fact) in haystack)
     return found / len(facts)
+
+
+def answered_with_gold(refused: bool, cited_ids: Iterable[str], gold: Iterable[str]) -> float | None:
+    """1 when an answerable question was answered and cites a gold entry, else 0; None without gold."""
+    gold_set = set(gold)
+    if not gold_set:
+        return None
+    return float(not refused and bool(gold_set.intersection(cited_ids)))
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:

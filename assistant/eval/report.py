@@ -54,6 +54,20 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             for p in ("p50", "p95")
         ]
     tables.append(("By question type", ["metric", *groups], rows))
+    if metrics.get("by_intent"):
+        header = ["intent", "n", "answered_with_gold", "name_in_answer", "recall@5", "refused"]
+        rows = [
+            [
+                intent,
+                str(g["n"]),
+                _fmt(g["answered_with_gold"]),
+                _fmt(g["name_in_answer"]),
+                _fmt(g["recall@5"]),
+                _fmt(g["false_refusal_rate"] if g["n_answerable"] else g["refusal_recall"]),
+            ]
+            for intent, g in metrics["by_intent"].items()
+        ]
+        tables.append(("By intent (refused: false refusals, or refusal recall for unanswerable kinds)", header, rows))
     if metrics["by_mode"]:
         header = ["mode", "n", *RETRIEVAL_KEYS]
         rows = [[mode, *(_fmt(v[k]) for k in header[1:])] for mode, v in metrics["by_mode"].items()]

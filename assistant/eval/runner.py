@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from assistant.errors import AssistantError
 from assistant.eval import metrics as m
 from assistant.eval.judge import JUDGE_LABEL, make_judge
-from assistant.eval.questions import QUESTION_TYPES, Question, load_questions
+from assistant.eval.questions import ANSWER_INTENTS, QUESTION_TYPES, REFUSE_INTENTS, Question, load_questions
 from assistant.eval.report import console, plot_recall, report_md
 from assistant.eval.scoring import (
     HEADLINE,
@@ -52,6 +52,7 @@ class EvalResult:
     overall: dict[str, Any]
     by_type: dict[str, dict[str, Any]]
     by_mode: dict[str, dict[str, Any]]
+    by_intent: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -73,7 +74,9 @@ def evaluate(
                 ranked = m.dedupe(search(r.question.question))
                 r.modes[mode] = {"retrieved": ranked[:10], **retrieval_scores(ranked, r.question.gold)}
     by_type = {t: aggregate(rs) for t in QUESTION_TYPES if (rs := [r for r in results if r.question.type == t])}
-    return EvalResult(results, aggregate(results), by_type, by_mode(results, list(modes_search or {})))
+    intents = [*ANSWER_INTENTS, *REFUSE_INTENTS]
+    by_intent = {i: aggregate(rs) for i in intents if (rs := [r for r in results if r.question.intent == i])}
+    return EvalResult(results, aggregate(results), by_type, by_mode(results, list(modes_search or {})), by_intent)
 
 
 def compare(baseline: dict[str, Any], current: dict[str, Any], max_drop: float) -> list[dict[str, Any]]:
@@ -131,7 +134,12 @@ def results_json(
         },
         "judge": {"label": JUDGE_LABEL, "enabled": judge_enabled, "note": judge_note},
         "headline": headline(result.overall),
-        "metrics": {"overall": result.overall, "by_type": result.by_type, "by_mode": result.by_mode},
+        "metrics": {
+            "overall": result.overall,
+            "by_type": result.by_type,
+            "by_mode": result.by_mode,
+            "by_intent": result.by_intent,
+        },
         "baseline": None
         if baseline is None
         else {"path": str(baseline), "max_drop": max_drop, "comparison": comparison},

@@ -18,6 +18,8 @@ from assistant.types import Answer
 
 RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 ANSWER_KEYS = (
+    "answered_with_gold",
+    "name_in_answer",
     "citation_precision",
     "citation_recall",
     "supported_share",
@@ -130,6 +132,8 @@ def score_question(q: Question, answer: Answer, judge_fn: JudgeFn | None = None)
             "citation_recall": m.citation_recall(cited, q.gold),
             "supported_share": m.supported_share(answer.citations),
             "fact_recall": m.fact_recall(answer.text, q.facts),
+            "answered_with_gold": m.answered_with_gold(answer.refused, cited, q.gold),
+            "name_in_answer": m.fact_recall(answer.text, q.facts) if q.intent == "name" else None,
         },
         judged_llm=judged,
     )
@@ -184,6 +188,8 @@ def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
                 (r.question.should_refuse, r.refused, r.scores["citation_precision"]) for r in results
             ),
             "fact_recall": mean("fact_recall"),
+            "answered_with_gold": mean("answered_with_gold"),
+            "name_in_answer": mean("name_in_answer"),
             "refusal_precision": refusal["precision"],
             "refusal_recall": refusal["recall"],
             "false_refusal_rate": refusal["false_refusal_rate"],

@@ -9,11 +9,13 @@ construction a sentence of the cited entry, so every citation verifies.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
 from assistant.context import own_words, parse_blocks, split_prompt
+from assistant.intents import compare_sides, intent_of, subject_of
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, rarity, split_sentences
@@ -35,7 +37,6 @@ INTENTS = (
     ),
 )
 DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
-MAX_SENTENCES = 3
 KEEP_RATIO = 0.7
 
 
@@ -100,34 +101,327 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
 
 
+POINTER = re.compile(r"^(?:synonym for|see|abbreviation for|short for|acronym for|another name for)\b", re.I)
+CONTRIBUTION = re.compile(
+    r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
+    r"(?:proposes|presents|introduces)|in this (?:paper|work)|we show|our (?:system|approach|method|framework))\b",
+    re.I,
+)
+MECHANISM = re.compile(
+    r"\b(?:by|via|through|using|uses|leverag\w*|exploit\w*|consists? of|combin\w*|key (?:idea|insight)|"
+    r"instead of|decoupl\w*|mapping|maps)\b",
+    re.I,
+)
+LIMITATION = re.compile(
+    r"^caveat:|\b(?:however|but|limitation|drawback|overhead|at the cost|at the expense|trade-?off|only|cannot|"
+    r"fails?|worse|degrad\w*|bottleneck|suffers?|challeng\w*|costly|expensive)\b",
+    re.I,
+)
+EXAMPLE_SENTENCE = re.compile(r"^example:|\b(?:for example|for instance|e\.g\.|such as|case stud)", re.I)
+FIGURE = re.compile(r"\d+(?:\.\d+)?\s?(?:%|x|×|times|ms|s|gb|tb|mb|percent)\b|\d+(?:\.\d+)?\s?\\?%", re.I)
+Scores = dict[int, float]  # id(candidate) -> how well it fits the question
+
+
+@dataclass
+class EntryView:
+    """One entry as the context shows it: its title, kind, retrieval rank and sentences in order."""
+
+    entry_id: str
+    title: str
+    kind: str
+    rank: int
+    sentences: list[Candidate]
+
+    @property
+    def definition(self) -> Candidate | None:
+        return next((c for c in self.sentences if c.position == 0), self.sentences[0] if self.sentences else None)
+
+    @property
+    def is_pointer(self) -> bool:
+        first = self.definition
+        return first is not None and bool(POINTER.match(first.text))
+
+
+def entry_views(candidates: list[Candidate]) -> list[EntryView]:
+    """The context's entries in retrieval order, each sentence once."""
+    views: dict[str, EntryView] = {}
+    for c in candidates:
+        view = views.setdefault(c.entry_id, EntryView(c.entry_id, c.title, c.kind, c.rank, []))
+        if all(s.text != c.text for s in view.sentences):
+            view.sentences.append(c)
+    for view in views.values():
+        view.sentences.sort(key=lambda c: (c.position, c.rank))
+    return sorted(views.values(), key=lambda v: v.rank)
+
+
 def extract_answer(prompt: str) -> str:
-    """A short answer of the best sentences, each followed by its [ID]; or the refusal line."""
+    """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
     question, candidates = parse_prompt(prompt)
     scored = score_candidates(question, candidates)
     if not scored:
         return load_prompt("refusal")
-    best, top = scored[0]
-    if DEFINITION_QUESTION.search(own_words(question)) and top.kind == "concept" and top.position == 0:
-        return definition_answer(top, candidates)
-    chosen: list[Candidate] = []
-    per_entry: dict[str, int] = {}
-    for score, candidate in scored:
-        if len(chosen) == MAX_SENTENCES or score < KEEP_RATIO * best:
-            break
-        if per_entry.get(candidate.entry_id, 0) >= 2 or any(c.text == candidate.text for c in chosen):
+    asked = own_words(question)
+    score: Scores = {id(c): s for s, c in scored}
+    views = [v for v in entry_views(candidates) if any(id(c) in score for c in v.sentences)]
+    intent = intent_of(asked)
+    if intent == "problem" and len(asked.split()) <= 4 and named(views, subject_of(asked)):
+        intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
+    compose = COMPOSERS.get(intent, problem_answer)
+    lines = compose(asked, views, score) or problem_answer(asked, views, score)
+    return "\n".join(lines)
+
+
+def best_sentence(view: EntryView, score: Scores, prefer: re.Pattern[str] | None = None) -> Candidate | None:
+    """The entry's sentence that fits the question best; one matching `prefer` wins when it fits at all."""
+    ranked = sorted((c for c in view.sentences if id(c) in score), key=lambda c: -score[id(c)])
+    if prefer is not None:
+        preferred = [c for c in ranked if prefer.search(c.text)]
+        if preferred:
+            return preferred[0]
+    return ranked[0] if ranked else None
+
+
+def entry_score(view: EntryView, score: Scores) -> float:
+    return max((score[id(c)] for c in view.sentences if id(c) in score), default=0.0)
+
+
+def normalise_name(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def named(views: list[EntryView], subject: str) -> EntryView | None:
+    """The concept whose title (or a parenthesised alias in it) is the subject, if the context has one."""
+    wanted = normalise_name(subject)
+    if not wanted:
+        return None
+    for view in views:
+        if view.kind != "concept":
             continue
-        chosen.append(candidate)
-        per_entry[candidate.entry_id] = per_entry.get(candidate.entry_id, 0) + 1
-    return " ".join(cite(c.text, c.entry_id) for c in chosen)
+        title = view.title.lower()
+        names = {normalise_name(title), normalise_name(re.sub(r"\s*\([^)]*\)", "", title))}
+        names |= {normalise_name(a) for a in re.findall(r"\(([^)]+)\)", title)}
+        if wanted in names or wanted.removesuffix("s") in names:
+            return view
+    for view in views:  # "overfit" names "overfitting": a word form of the whole title
+        if view.kind == "concept" and len(wanted) >= 5 and " " not in wanted:
+            title = normalise_name(re.sub(r"\s*\([^)]*\)", "", view.title))
+            if " " not in title and (title.startswith(wanted) or wanted.startswith(title)) and len(title) >= 5:
+                return view
+    return None
 
 
-def definition_answer(definition: Candidate, candidates: list[Candidate]) -> str:
-    """ "What is X?" with X a concept: its definition, and its example when the page has one."""
-    example = next((c for c in candidates if c.entry_id == definition.entry_id and c.text.startswith("Example:")), None)
-    parts = [cite(definition.text, definition.entry_id)]
-    if example is not None:
-        parts.append(cite(example.text, example.entry_id))
-    return " ".join(parts)
+def followed(view: EntryView, views: list[EntryView]) -> EntryView:
+    """A pointer entry ("Synonym for learning rate") is replaced by the entry it points to, if present."""
+    first = view.definition
+    if first is None or not view.is_pointer:
+        return view
+    return named(views, POINTER.sub("", first.text).strip(" .:")) or view
+
+
+def name_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is this called?": the concept's name first, its definition as the evidence."""
+    concepts = [v for v in views if v.kind == "concept"][:4]
+    if not concepts:
+        return []
+    top = followed(max(concepts, key=lambda v: (entry_score(v, score), -v.rank)), views)
+    definition = top.definition
+    if definition is None:
+        return []
+    lines = [cite(f"{top.title}: {definition.text}", top.entry_id)]
+    for other in concepts:
+        if other is not top and other.is_pointer and followed(other, views) is top and other.definition:
+            lines.append(cite(f"{other.title}: {other.definition.text}", other.entry_id))
+            break
+    return lines
+
+
+def original_case(subject: str, question: str) -> str:
+    """`flashattention` as the asker wrote it (`FlashAttention`)."""
+    start = question.lower().find(subject)
+    return question[start : start + len(subject)] if start != -1 else subject
+
+
+def subject_in(subject: str, text: str) -> bool:
+    return bool(subject) and f" {normalise_name(subject)} " in f" {normalise_name(text)} "
+
+
+def technology_line(subject: str, views: list[EntryView]) -> Candidate | None:
+    """A concept page's line that explains the subject by name (`NCCL: ...`), if one is in context."""
+    wanted = normalise_name(subject)
+    if not wanted:
+        return None
+    for view in views:
+        for c in view.sentences:
+            head, colon, _ = c.text.partition(":")
+            if colon and normalise_name(head) == wanted:
+                return c
+    return None
+
+
+def definition_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is X?": X's definition (and example); no entry for X but papers mention it: say so."""
+    subject = subject_of(question)
+    view = named(views, subject)
+    explained = technology_line(subject, views)
+    if view is None and explained is not None:  # "NCCL: NVIDIA collective-communication library."
+        return [cite(explained.text, explained.entry_id)]
+    if view is None:  # described in the asker's words: the best concept page among the top entries
+        concepts = [v for v in views[:3] if v.kind == "concept" and not v.is_pointer and v.sentences]
+        described = content_words(subject)
+        if concepts and described & (content_words(concepts[0].title) | content_words(concepts[0].sentences[0].text)):
+            view = concepts[0]
+    if view is not None:
+        view = followed(view, views)
+        first = view.definition
+        if first is None:
+            return []
+        lines = [cite(first.text, view.entry_id)]
+        example = next((c for c in view.sentences if c.text.startswith("Example:")), None)
+        following = next((c for c in view.sentences if c.position == first.position + 1), None)
+        if example is None and following is not None and not following.text.startswith(("Also known as", "Level:")):
+            example = following  # a glossary definition goes on in its second sentence
+        if example is not None:
+            lines.append(cite(example.text, view.entry_id))
+        return lines
+    mentions = [v for v in views if v.kind == "abstract" and any(subject_in(subject, c.text) for c in v.sentences)]
+    if not mentions or len(subject.split()) > 4:
+        return []
+    shown = original_case(subject, question)
+    lines = [f"The knowledge has no concept page for “{shown}”, but these papers mention it:"]
+    for v in mentions[:3]:
+        sentence = next(c for c in v.sentences if subject_in(subject, c.text))
+        lines.append(cite(f"{v.title}: {sentence.text}", v.entry_id))
+    return lines
+
+
+def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "Which papers ...?": up to three papers, each with the sentence that says what it contributes."""
+    papers = [v for v in views if v.kind == "abstract"][:4]
+    if not papers:
+        return []
+    top = entry_score(papers[0], score)
+    lines: list[str] = []
+    for view in papers:
+        if lines and entry_score(view, score) < 0.5 * top:
+            continue
+        sentence = best_sentence(view, score, CONTRIBUTION)
+        if sentence is not None:
+            lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+        if len(lines) == 3:
+            break
+    return lines
+
+
+def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "How does X work?": the best entry's contribution, then its method sentences, in its own order."""
+    top = views[0]
+    lead = best_sentence(top, score, CONTRIBUTION)
+    if lead is None:
+        return []
+    # the paper's own method sentences, even those that share no word with the question
+    method = [c for c in top.sentences if c is not lead and MECHANISM.search(c.text) and not FIGURE.search(c.text)]
+    method.sort(key=lambda c: (-score.get(id(c), 0.0), c.position))
+    chosen = [lead, *sorted(method[:2], key=lambda c: c.position)]
+    return [cite(c.text, c.entry_id) for c in chosen]
+
+
+def best_for(text: str, views: list[EntryView]) -> EntryView | None:
+    """The entry whose title, then sentences, share most words with `text` (retrieval order breaks ties)."""
+    wanted = content_words(text)
+    if not wanted or not views:
+        return None
+
+    def overlap(v: EntryView) -> tuple[int, int, int]:
+        title = len(wanted & content_words(v.title))
+        body = max((len(wanted & content_words(c.text)) for c in v.sentences), default=0)
+        return title, body, -v.rank
+
+    best = max(views, key=overlap)
+    return best if overlap(best)[:2] != (0, 0) else None
+
+
+def compare_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "A vs B": each side's definition (or what each paper contributes), side by side."""
+    sides = compare_sides(question)
+    if not sides:
+        return []
+    lines: list[str] = []
+    used: set[str] = set()
+    for side in sides:
+        view = named(views, side) or best_for(side, [v for v in views if v.entry_id not in used])
+        if view is None:
+            return []
+        view = followed(view, views)
+        if view.entry_id in used:
+            return []
+        used.add(view.entry_id)
+        sentence = view.definition if view.kind == "concept" else best_sentence(view, score, CONTRIBUTION)
+        if sentence is None:
+            return []
+        lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+    return lines
+
+
+def focused_answer(
+    prefer: re.Pattern[str], field: str | None = None
+) -> Callable[[str, list[EntryView], Scores], list[str]]:
+    """A caveat, an example or a figure: a concept page's own field (`Caveat: ...`) among the top
+    entries first, else the best such sentence of the top two entries, leads."""
+
+    def compose(question: str, views: list[EntryView], score: Scores) -> list[str]:
+        prefix = field or "\0"  # no field: nothing starts with it
+        for view in views[:3]:
+            own = next((c for c in view.sentences if c.text.startswith(prefix)), None)
+            if own is not None:
+                return [cite(own.text, view.entry_id)] + (
+                    [cite(view.definition.text, view.entry_id)]
+                    if view.definition and view.definition is not own
+                    else []
+                )
+        for view in views[:2]:
+            sentence = best_sentence(view, score, prefer)
+            if sentence is not None and prefer.search(sentence.text):
+                lead = best_sentence(view, score, CONTRIBUTION) if view.kind == "abstract" else view.definition
+                chosen = [sentence] + ([lead] if lead is not None and lead is not sentence else [])
+                return [cite(c.text, c.entry_id) for c in chosen]
+        return []
+
+    return compose
+
+
+def problem_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """A problem in the asker's words: the best entry's answer to it, then a close alternative."""
+    if not views:
+        return [load_prompt("refusal")]
+    top = views[0]
+    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None)
+    if lead is None:
+        return [load_prompt("refusal")]
+    lines = [cite(lead.text, top.entry_id)]
+    support = best_sentence(top, score)
+    if support is not None and support is not lead:
+        lines.append(cite(support.text, top.entry_id))
+    best = entry_score(top, score)
+    for view in views[1:3]:  # the next entry, when it fits about as well: retrieval may have erred
+        if view.kind == top.kind and entry_score(view, score) >= 0.5 * best:
+            other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None)
+            if other is not None:
+                lines.append(cite(f"{view.title}: {other.text}", view.entry_id))
+            break
+    return lines
+
+
+COMPOSERS: dict[str, Callable[[str, list[EntryView], Scores], list[str]]] = {
+    "name": name_answer,
+    "definition": definition_answer,
+    "papers": papers_answer,
+    "how": how_answer,
+    "compare": compare_answer,
+    "caveat": focused_answer(LIMITATION, "Caveat:"),
+    "example": focused_answer(EXAMPLE_SENTENCE, "Example:"),
+    "number": focused_answer(FIGURE),
+    "problem": problem_answer,
+}
 
 
 def cite(sentence: str, entry_id: str) -> str:

@@ -1,0 +1,111 @@
+"""What a question asks for: a definition, the name of a concept, papers, how something works, ...
+
+The offline answerer composes a different first sentence for each (the entry's name for "what is
+this called?", each side's definition for a comparison, a list of papers for "which papers"), and
+the refusal decision must not mistake "what is that config called?" for a question about a count.
+Patterns are written against the lower-cased question in the asker's own words.
+"""
+
+from __future__ import annotations
+
+import re
+
+ASKS_FOR_A_NAME = re.compile(
+    r"\bcalled\s*\??\s*$|\bwhat(?:'s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
+    r"|\b(?:term|name|word) (?:for|is)\b|\bis there a (?:name|term|word)\b|\bwhat(?:'s| is) (?:the|its|that) name\b"
+)
+COMPARE = re.compile(
+    r"\b(?:difference|differences|differ|distinguish|compare|comparison|contrast|versus|vs\.?)\b"
+    r"|\bhow is\b[^?]{1,60}\bdifferent from\b"
+)
+PAPERS = re.compile(
+    r"\b(?:which|what|any|are there|is there|has anyone|anyone)\b[^?]{0,40}"
+    r"\b(?:papers?|research|work|studies|study|approaches|systems|projects|literature)\b"
+    r"|^\W*(?:papers?|research) (?:on|about)\b|\banyone (?:tried|storing|using|built|doing)\b"
+)
+CAVEAT = re.compile(
+    r"\b(?:caveat|limitation|limitations|drawback|downside|downsides|pitfall|catch|trade-?offs?|give up|"
+    r"watch out|careful|risk|risks|cost of|costs of|what breaks|fail)\b"
+)
+EXAMPLE = re.compile(r"\b(?:example|examples|use case|use cases|used for|what for|for instance|such as)\b")
+NUMBER = re.compile(
+    r"\bhow (?:much|many|fast|big|large|small|quick)\b|\bby how much\b|\bwhat (?:speedup|speed-up|throughput|latency)\b"
+    r"|\bhow (?:\w+ )?(?:faster|slower|smaller|bigger|cheaper|quicker)\b|\bwhat kind of (?:speedup|gain)\b"
+)
+HOW = re.compile(r"^\W*(?:so |and |but )?how (?:does|do|is|are|can|could|would|did)\b|\bhow\b[^?]{0,60}\bworks?\b")
+DEFINITION = re.compile(
+    r"^\W*(?:what(?:'s| is| are)|define|definition of|meaning of)\b|\bwhat does\b[^?]{1,40}\bmean\b"
+    r"|\bwhat (?:exactly|actually) (?:is|are|does)\b|\bin plain terms\b"
+)
+SIDES = (
+    re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.]|$)"),
+    re.compile(r"(?P<a>[\w .\-/]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-/]+)"),
+    re.compile(r"\bcompare (?P<a>.+?) (?:and|with|to) (?P<b>.+?)(?:[?.]|$)"),
+    re.compile(r"\bhow is (?P<a>.+?) different from (?P<b>.+?)(?:[?.]|$)"),
+)
+INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
+
+
+def intent_of(question: str) -> str:
+    """One of INTENTS; `problem` (describe a situation, ask what helps) when nothing else fits."""
+    q = question.lower().strip()
+    if ASKS_FOR_A_NAME.search(q):
+        return "name"
+    if COMPARE.search(q) and compare_sides(q):
+        return "compare"
+    if PAPERS.search(q):
+        return "papers"
+    if CAVEAT.search(q):
+        return "caveat"
+    if EXAMPLE.search(q):
+        return "example"
+    if NUMBER.search(q):
+        return "number"
+    if HOW.search(q):
+        return "how"
+    if DEFINITION.search(q):
+        return "definition"
+    return "problem"
+
+
+def compare_sides(question: str) -> tuple[str, str] | None:
+    """The two things a comparison is about ("data and tensor parallelism" -> both, the noun shared)."""
+    q = question.lower().strip().rstrip("?. ")
+    for pattern in SIDES:
+        match = pattern.search(q)
+        if match:
+            a, b = clean_side(match["a"]), clean_side(match["b"])
+            if a and b and a != b:
+                # "data and tensor parallelism": the shared head noun belongs to both sides
+                if len(a.split()) == 1 and len(b.split()) > 1:
+                    a = f"{a} {b.split()[-1]}"
+                return a, b
+    return None
+
+
+def clean_side(text: str) -> str:
+    text = re.sub(r"^(?:the|a|an|using|doing|between)\s+", "", text.strip(" ,;:'\""))
+    text = re.sub(r"\s+(?:in|for|when|on)\s+.*$", "", text)
+    return text.strip(" ,;:'\"")
+
+
+QUOTED = re.compile(r"['\"‘“]([^'\"’”]{2,40})['\"’”]")
+
+
+def subject_of(question: str) -> str:
+    """What a definition question asks about: "What is a learning rate?" -> "learning rate".
+
+    A term the asker quotes ("people say it's 'overfit'") is the subject, whatever surrounds it.
+    """
+    quoted = QUOTED.search(question)
+    if quoted:
+        return quoted.group(1).lower().strip()
+    q = question.lower().strip().rstrip("?.! ")
+    q = re.sub(
+        r"^(?:so |and |ok )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is)"
+        r"\s+(?:an?\s+|the\s+)?",
+        "",
+        q,
+    )
+    q = re.sub(r"^what does (?:an?\s+|the\s+)?(.+?) mean$", r"\1", q)
+    return q.strip(" '\"")

@@ -1,0 +1,70 @@
+"""Follow-ups stay follow-ups, and a standalone question is never merged into the previous one."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import Assistant
+from assistant.followups import leans_back, refers_back
+
+HISTORY_KV = [("user", "Which papers reduce KV cache memory?"), ("assistant", "Several do [abs-0123456789].")]
+HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed for parallel workloads [MLD-0472].")]
+
+
+@pytest.mark.parametrize(
+    ("question", "leans"),
+    [
+        ("and what caveat does it have?", True),
+        ("does it also work for training?", True),
+        ("and the downside?", True),
+        ("how much faster was that?", True),
+        ("so which one should I pick?", True),
+        ("what about its memory?", True),
+        ("Unrelated: what's the regularization trick where you stop training early?", False),
+        ("different question - what is a learning rate?", False),
+        ("What is that technique where you stop training early called?", False),  # 'that' describes, not refers
+    ],
+)
+def test_pronouns_and_ellipsis_lean_back_topic_switches_do_not(question: str, leans: bool) -> None:
+    assert leans_back(question) is leans
+
+
+@pytest.mark.parametrize(
+    ("history", "question"),
+    [
+        (HISTORY_KV, "What does FlashAttention do?"),  # one content word, but a name the knowledge knows
+        (HISTORY_KV, "GPU"),
+        (HISTORY_GPU, "What is NCCL?"),
+        (HISTORY_KV, "CUDA"),
+    ],
+)
+def test_a_question_that_names_something_known_is_standalone(seed_assistant: Assistant, history, question) -> None:
+    known = seed_assistant.retriever.names_known
+    assert known(question)
+    assert not refers_back(question, history, known)
+    answer = seed_assistant.ask(question, history=history)
+    assert not any(note.startswith("Searched for") for note in answer.notes), answer.notes
+    assert "about:" not in " ".join(answer.notes)
+
+
+def test_the_flashattention_sequence_answers_about_flashattention(seed_assistant: Assistant) -> None:
+    answer = seed_assistant.ask("What does FlashAttention do?", history=HISTORY_KV)
+    assert not answer.refused and answer.citations[0].entry_id == "MLD-0472"
+    assert "attention" in answer.text.lower() and "kv cache" not in answer.text.lower()
+
+
+def test_gpu_after_flashattention_answers_about_gpus(seed_assistant: Assistant) -> None:
+    history = [("user", "What does FlashAttention do?"), ("assistant", "Memory-aware exact attention [MLD-0472].")]
+    answer = seed_assistant.ask("GPU", history=history)
+    assert not answer.refused and answer.citations[0].entry_id == "MLD-0472"
+    assert "parallel" in answer.text.lower()
+
+
+def test_a_real_follow_up_still_gets_its_subject(seed_assistant: Assistant) -> None:
+    answer = seed_assistant.ask("and what caveat does it have?", history=HISTORY_GPU)
+    assert any(note.startswith("Searched for") and "What is a GPU?" in note for note in answer.notes)
+    assert answer.citations[0].entry_id == "MLD-0472" and "memory" in answer.text.lower()
+
+
+def test_no_history_means_no_follow_up(seed_assistant: Assistant) -> None:
+    assert not refers_back("and what caveat does it have?", [], seed_assistant.retriever.names_known)
