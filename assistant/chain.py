@@ -119,7 +119,8 @@ class AnswerChain:
     def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
-        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency)
+        entries = len(self.index.entries)
+        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries)
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
