@@ -32,7 +32,11 @@ NUMBER = re.compile(
     r"\bhow (?:much|many|fast|big|large|small|quick)\b|\bby how much\b|\bwhat (?:speedup|speed-up|throughput|latency)\b"
     r"|\bhow (?:\w+ )?(?:faster|slower|smaller|bigger|cheaper|quicker)\b|\bwhat kind of (?:speedup|gain)\b"
 )
-HOW = re.compile(r"^\W*(?:so |and |but )?how (?:does|do|is|are|can|could|would|did)\b|\bhow\b[^?]{0,60}\bworks?\b")
+# "how does X work" asks for a mechanism; "how do I/we ..." describes a problem to solve
+HOW = re.compile(
+    r"^\W*(?:so |and |but )?how (?:does|do|is|are|can|could|would|did)\b(?!\s+(?:i|we|you|one|my|our)\b)"
+    r"|\bhow\b[^?]{0,60}\bworks?\b"
+)
 DEFINITION = re.compile(
     r"^\W*(?:what(?:'s| is| are)|define|definition of|meaning of)\b|\bwhat does\b[^?]{1,40}\bmean\b"
     r"|\bwhat (?:exactly|actually) (?:is|are|does)\b|\bin plain terms\b"
@@ -75,7 +79,7 @@ def compare_sides(question: str) -> tuple[str, str] | None:
         match = pattern.search(q)
         if match:
             a, b = clean_side(match["a"]), clean_side(match["b"])
-            if a and b and a != b:
+            if a and b and a != b and len(a.split()) <= 4 and len(b.split()) <= 4:  # two named things
                 # "data and tensor parallelism": the shared head noun belongs to both sides
                 if len(a.split()) == 1 and len(b.split()) > 1:
                     a = f"{a} {b.split()[-1]}"

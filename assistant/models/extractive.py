@@ -262,6 +262,8 @@ def definition_answer(question: str, views: list[EntryView], score: Scores) -> l
     """ "What is X?": X's definition (and example); no entry for X but papers mention it: say so."""
     subject = subject_of(question)
     view = named(views, subject)
+    if view is None and len(subject.split()) > 4:
+        return []  # not a thing's name but a described situation: answered as a problem
     explained = technology_line(subject, views)
     if view is None and explained is not None:  # "NCCL: NVIDIA collective-communication library."
         return [cite(explained.text, explained.entry_id)]
