@@ -4,9 +4,10 @@ A model may write `[ID]`, `[ID1, ID2]`, `[ID1][ID2]` or near-misses (`(MLD-0472)
 `[mld-0472]`, `[2512.19606]`, a missing bracket). Markers are normalised to the ids that
 were in the context; anything else is removed from the text. Each remaining citation gets
 the sentence of the cited entry that best supports the claim (`quote`) and a support score
-(lexical coverage of the claim's content words, with an embedding check when the
-lexical evidence is in between); a weakly supported citation is kept but marked
-`supported=False`, so it is never shown as verified.
+from `assistant.support.judge`: names, numbers and polarity must agree with the quote and
+every claim word must be said there, the embedding helping only with paraphrased words. A
+citation that fails is kept but marked `supported=False` (with the reason in the notes),
+and its marker leaves the text, so it is never shown as verified.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from assistant.text import content_words, split_sentences
+from assistant.support import SUPPORTED, judge
+from assistant.text import split_sentences
 from assistant.types import Citation, Entry
 
 ID_PATTERN = (
@@ -26,9 +28,6 @@ MARKER = re.compile(
     rf"[\[(【]\s*(?P<ids>{ID_PATTERN}(?:\s*[,;]\s*{ID_PATTERN})*)\s*[\])】]?|(?<![\w:])(?P<bare>{ID_PATTERN})\]",
     re.IGNORECASE,
 )
-SUPPORTED = 0.5  # support score at or above which a citation counts as verified
-LEXICAL_SURE = 0.6  # lexical coverage that needs no embedding check
-LEXICAL_HOPELESS = 0.1
 
 
 @dataclass
@@ -56,31 +55,6 @@ def canonical(raw: str, known: dict[str, str]) -> str | None:
     if re.fullmatch(r"\d{4}\.\d{4,5}", key):
         return known.get(f"arxiv:{key}")
     return None
-
-
-def support_score(claim: str, sentence: str) -> float:
-    """Share of the claim's content words that the sentence contains (1.0 when it quotes it)."""
-    claim_words = content_words(claim)
-    if not claim_words:
-        return 0.0
-    return len(claim_words & content_words(sentence)) / len(claim_words)
-
-
-def best_quote(
-    claim: str, entry: Entry, similarity: Callable[[str, list[str]], list[float]] | None = None
-) -> tuple[str, float]:
-    """The entry sentence that best supports `claim`, and how well (0..1)."""
-    sentences = [s for s in split_sentences(entry.text) if s != entry.title] or [entry.title]
-    # a claim may name the entry it cites ("LoRAServe: we present ..."): the title counts as said
-    scored = sorted(((support_score(claim, f"{entry.title} {s}"), s) for s in sentences), key=lambda x: -x[0])
-    score, quote = scored[0]
-    if similarity is not None and LEXICAL_HOPELESS <= score < LEXICAL_SURE:
-        top = [s for _, s in scored[:3]]
-        for cosine, sentence in zip(similarity(claim, top), top, strict=True):
-            blended = max(score, (cosine + support_score(claim, sentence)) / 2)
-            if blended > score:
-                score, quote = blended, sentence
-    return quote, min(1.0, score)
 
 
 def claim_of(sentence: str) -> str:
@@ -125,21 +99,23 @@ def verify(
             for _, _, ids in find_markers(sentence):
                 for entry_id in ids:
                     entry = context[entry_id]
-                    quote, score = best_quote(claim, entry, similarity)
+                    judgement = judge(claim, entry, similarity)
                     citation = Citation(
                         entry.id,
                         entry.title,
                         entry.kind,
                         entry.url,
-                        quote,
-                        score >= SUPPORTED,
-                        round(score, 3),
+                        judgement.quote,
+                        judgement.support >= SUPPORTED,
+                        judgement.support,
                     )
                     if citation.supported:
                         verified_ids.append(entry_id)
                     else:
-                        notes.append(f"{entry_id} does not support: {claim[:80]}")
-                    if entry_id not in best or citation.support > best[entry_id].support:
+                        why = f" ({judgement.reasons[0]})" if judgement.reasons else ""
+                        notes.append(f"{entry_id} does not support: {claim[:80]}{why}")
+                    rank = (citation.supported, citation.support)
+                    if entry_id not in best or rank > (best[entry_id].supported, best[entry_id].support):
                         best[entry_id] = citation
             if verified_ids or not find_markers(sentence):
                 marker = f" [{', '.join(dict.fromkeys(verified_ids))}]" if verified_ids else ""
