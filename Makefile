@@ -11,7 +11,7 @@ export GRADIO_ANALYTICS_ENABLED := False
 export ANONYMIZED_TELEMETRY := False
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test lint bench soak eval index lock clean
+.PHONY: run test lint bench soak eval index encoder lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,15 @@ $(VENV)/.dev: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $@
 
+# torch and sentence-transformers: the tests compare the shipped encoders with the torch one
+$(VENV)/.export: $(VENV)/.dev
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev,export]'
+	touch $@
+
 run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
 	$(VENV)/bin/assistant serve
 
-test: $(VENV)/.dev           ## install with dev extras and run the whole test suite
+test: $(VENV)/.export        ## install with the dev and export extras and run the whole test suite
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
@@ -49,6 +54,9 @@ bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/re
 
 soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local server
 	$(PY) scripts/soak.py
+
+encoder: $(VENV)/.export     ## rebuild assistant/encoder_files from the MiniLM weights (ONNX int8, static)
+	$(PY) scripts/export_encoder.py
 
 lock:                        ## re-pin every installed version (run after changing dependencies)
 	$(PY) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > $(LOCK)
