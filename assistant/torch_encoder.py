@@ -56,4 +56,14 @@ class TorchEncoder:
         return vectors.tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+        """On one thread, as the assistant ran queries: torch's spinning second thread only slowed them."""
+        import torch
+
+        with self._lock:
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                vector = self._model.encode([text], normalize_embeddings=True, show_progress_bar=False)[0]
+            finally:
+                torch.set_num_threads(threads)
+        return vector.tolist()
