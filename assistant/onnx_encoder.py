@@ -12,6 +12,10 @@ from running texts in parallel threads instead (onnxruntime releases the GIL), e
 single thread that does not spin, so it never fights Chroma's or bm25s's threads for a core.
 The threads are as many as the cores, at most 4, or `OMP_NUM_THREADS` when set (the knob torch
 honoured before).
+
+Against the torch encoder it replaces (`assistant/bench_encoders.py`, 2 cores, 3,818 mlsys
+chunks): 85 CPU-s to encode them instead of 294, 3 ms per query instead of 16, 0.4-0.6 s to load
+in a fresh process instead of 5-11 s, and the same retrieval (recall@5 / MRR@10 within noise).
 """
 
 from __future__ import annotations
