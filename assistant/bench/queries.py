@@ -62,13 +62,8 @@ def measure_queries(settings: Settings, embedder: Any, questions: list[str], war
 
 
 def query_embedding(embedder: Any, questions: list[str]) -> dict[str, Any]:
-    """One query through LocalEmbedder.embed_query vs HuggingFaceEmbeddings.embed_query."""
-    model = getattr(embedder, "_model", None)
-    out: dict[str, Any] = {"embed_query_ms": summarise(latencies(embedder.embed_query, questions, 5))}
-    if model is not None and hasattr(model, "embed_query"):
-        out["library_embed_query_ms"] = summarise(latencies(model.embed_query, questions, 5))
-        out["direct_forward"] = bool(getattr(embedder, "_forward", None))
-    return out
+    """One query through the encoder, warm."""
+    return {"embed_query_ms": summarise(latencies(embedder.embed_query, questions, 5))}
 
 
 def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:

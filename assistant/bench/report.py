@@ -137,7 +137,6 @@ def render_markdown(results: dict[str, Any]) -> str:
                 ("ask_extractive_ms", "ask(), extractive model"),
                 ("ask_stub_ms", "ask(), stub model"),
                 ("embed_query_ms", "query embedding (ours)"),
-                ("library_embed_query_ms", "query embedding (HuggingFaceEmbeddings)"),
             ]
             if isinstance(queries.get(key), dict) and queries[key].get("n")
         ]
@@ -156,7 +155,7 @@ def render_markdown(results: dict[str, Any]) -> str:
                 "",
                 f"Cold start: process start to printed answer; the answer's own total (model load, "
                 f"retrieval, generation) is {cold['answer_ms']['p50']:,.0f} ms of it, the rest is "
-                "Python start-up and imports (torch, transformers, sentence-transformers, chromadb, LangChain).",
+                "Python start-up and imports (chromadb, LangChain).",
             ]
     scale = results.get("scale", [])
     if scale:

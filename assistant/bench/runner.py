@@ -140,7 +140,7 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
             **bench_query.measure_queries(main_home, embedder, questions, WARM_UP),
         }
         queries.update(bench_query.query_embedding(embedder, questions))
-        for key in ("search_ms", "ask_extractive_ms", "ask_stub_ms", "embed_query_ms", "library_embed_query_ms"):
+        for key in ("search_ms", "ask_extractive_ms", "ask_stub_ms", "embed_query_ms"):
             if key in queries:
                 say(f"  {key[:-3]}: p50 {queries[key]['p50']:.1f} ms, p95 {queries[key]['p95']:.1f} ms")
         queries["cold_start"] = bench_query.cold_start(temp / "seed", corpora["seed"], 1 if quick else 3)
@@ -198,6 +198,12 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
                 f"first search {point['first_search_ms']:.0f} ms; peak RSS build {point['build_peak_rss_mb']:.0f} MB, "
                 f"search {point['search_peak_rss_mb']:.0f} MB"
             )
+
+    if not quick:  # the shipped encoders (and torch, with the [export] extra) on the same chunks and questions
+        from assistant.bench.encoders import measure_encoders
+
+        say("\nencoders")
+        measure_encoders(knowledge, results, say=say)
 
     results["meta"]["load_after"] = load_average()
     results["meta"]["seconds"] = round(time.perf_counter() - started, 1)

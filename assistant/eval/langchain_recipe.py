@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.embeddings import LOCAL_NAME, local_model_path
+from assistant.embeddings import embedder_name, make_embedder
 from assistant.knowledge import load_corpus
 from assistant.offline import offline_environment
 from assistant.settings import Settings
@@ -37,13 +37,10 @@ class LangChainRecipe:
     @property
     def embeddings(self) -> Any:
         if self._embeddings is None:
-            from langchain_huggingface import HuggingFaceEmbeddings
+            from assistant.embeddings import LangChainEmbeddings
 
-            self._embeddings = HuggingFaceEmbeddings(
-                model_name=local_model_path(),
-                model_kwargs={"device": "cpu", "local_files_only": True},
-                encode_kwargs={"normalize_embeddings": True},
-            )
+            s = self.settings
+            self._embeddings = LangChainEmbeddings(make_embedder(s.embeddings, s.openai_api_key, s.openai_base_url))
         return self._embeddings
 
     def documents(self) -> list[Any]:
@@ -63,8 +60,9 @@ class LangChainRecipe:
         from langchain_chroma import Chroma
 
         docs = self.documents()
+        name = getattr(self.embeddings, "name", None) or embedder_name(self.settings.embeddings)
         fingerprint = hashlib.sha256(
-            json.dumps([LOCAL_NAME, CHUNK_SIZE, CHUNK_OVERLAP, [d.page_content for d in docs]]).encode()
+            json.dumps([name, CHUNK_SIZE, CHUNK_OVERLAP, [d.page_content for d in docs]]).encode()
         ).hexdigest()[:16]
         marker = self.root / "fingerprint"
         fresh = not (marker.exists() and marker.read_text() == fingerprint)
