@@ -157,11 +157,16 @@ class Judgement:
 
 
 def normalise(text: str) -> str:
-    """LaTeX and typography an abstract carries (`10.4\\%`, `2$\\times$`, `23--55%`) as plain text."""
+    """LaTeX and typography an abstract carries (`10.4\\%`, `2$\\times$`, `23--55%`) as plain text.
+
+    A digit joined to a name by a hyphen is part of the name: "ns-3" and "GPT-4" are read as
+    `ns3` and `GPT4`, so "within 3%" is not supported by the 3 of ns-3.
+    """
     text = re.sub(r"\\textcolor\{[^}]*\}\{", "", text)
     text = re.sub(r"\$?\\times\$?|×", "x", text)
     text = text.replace("\\%", "%").replace("$", "").replace("~", " ").replace("\\", " ")
     text = re.sub(r"[–—]|--", "-", text)
+    text = re.sub(r"(?<![\w.])([A-Za-z]+)-(\d)", r"\1\2", text)  # ns-3, GPT-4: identifiers, not the number 3
     text = re.sub(r"\b(can)'t\b|\b(ca)n't\b", r"\1\2 not", text, flags=re.I)
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text)

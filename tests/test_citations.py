@@ -298,6 +298,7 @@ def test_quotes_and_faithful_paraphrases_are_verified(entries, entry_id: str, cl
             "changed-number",
         ),
         ("arxiv:2511.22880", "LoRAServe achieves up to 2% higher throughput.", "changed-number"),
+        ("arxiv:2512.19606", "RAPID-LLM matches ns-3 packet-level results within 3%.", "changed-number"),
         ("glossary:epoch", "In an epoch each example is seen twice.", "changed-number"),
         ("abs-7a545d3a5c", "Hundreds or thousands of these adapters can be served on two GPUs.", "changed-number"),
         ("abs-90177d93cb", "ZeRO was introduced by Microsoft as part of DeepSpeed.", "invented-detail"),
