@@ -84,6 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|")
     for row in [r for r in table if r["unknown_words"] == best["unknown_words"]][::3]:
         print(f"| {row['clear_miss']:.2f} | {row['refused']:.3f} | {row['false']:.3f} |")
+    print("\ncalibration, confidence alone (one threshold on one confidence, the decision this replaces):")
+    print("| threshold | unanswerable refused | answerable refused |")
+    print("|---|---|---|")
+    for threshold in (0.30, 0.35, 0.40, 0.44, 0.48):
+        refused = [e.confidence < threshold for _, e, _ in calibration]
+        unanswerable = [r for (should, _, _), r in zip(calibration, refused, strict=True) if should]
+        answerable = [r for (should, _, _), r in zip(calibration, refused, strict=True) if not should]
+        shares = sum(unanswerable) / len(unanswerable), sum(answerable) / len(answerable)
+        print(f"| {threshold:.2f} | {shares[0]:.3f} | {shares[1]:.3f} |")
     for label, rows in (("calibration", calibration),):
         for should, e, qid in rows:
             d = decide(e, chosen, model_judges=False)
