@@ -15,6 +15,7 @@ committed generation keeps answering.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -24,6 +25,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,7 +254,22 @@ class Index:
         except AssistantError:
             raise
         except Exception as error:
+            self._reconnect_later()
             raise self._unavailable(error) from error
+
+    def _reconnect_later(self) -> None:
+        """After a failure against a server, close our client: the next use connects (and checks) afresh."""
+        client = self._chroma_client
+        if self.settings.chroma_url and client is not None:
+            self._chroma_client, self._collection = None, None
+            # chromadb's close() releases the client's systems but leaves their HTTP connections open
+            for owner in (client, getattr(client, "_admin_client", None)):
+                session: Any = getattr(getattr(owner, "_server", None), "_session", None)
+                if session is not None:
+                    with contextlib.suppress(Exception):
+                        session.close()
+            with contextlib.suppress(Exception):
+                client.close()
 
     def _open_collection(self) -> Any:
         """The manifest's collection (found without writing, so it opens on a full disk), else a new one."""
@@ -273,11 +290,14 @@ class Index:
                     metadata={"embeddings": self.embedder_name},
                 )
         except Exception as error:
+            self._reconnect_later()
             raise self._unavailable(error) from error
         hnsw = (getattr(collection, "configuration_json", None) or {}).get("hnsw") or {}
         if hnsw.get("ef_search", EF_SEARCH) < EF_SEARCH:  # created before ef_search was set
             try:
-                collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+                with warnings.catch_warnings():  # chromadb re-reads our (legacy) embedding function's config
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
             except Exception as error:  # a full disk: search as before rather than not at all
                 print(f"warning: could not raise ef_search ({type(error).__name__})", file=sys.stderr)
         return collection
@@ -512,6 +532,7 @@ class Index:
             flush()
             writer.finish()
         except BackgroundWriter.Failed as failed:
+            self._reconnect_later()
             raise self._unavailable(failed.error) from failed.error
         finally:
             writer.close()
