@@ -390,11 +390,18 @@ class Index:
 
         Holds the home's sync lock throughout; another sync waits up to `lock_wait` seconds.
         """
-        with SyncLock(self.store.root, self.lock_wait):
+        lock = SyncLock(self.store.root, self.lock_wait)
+        try:
+            lock.__enter__()
+        except OSError as error:  # a read-only or full home
+            raise self._unavailable(error) from error
+        try:
             # another process may have committed (or rebuilt) since this Index read the home
             self._collection = None
             self.reload()
             return self._sync(paths, rebuild, progress, on_embedded)
+        finally:
+            lock.__exit__(None, None, None)
 
     def _sync(
         self,
@@ -646,9 +653,21 @@ class Index:
                 path = self.store.lexical_dir(self.generation)
                 try:
                     self._lexical = bm25s.BM25.load(str(path))
-                except Exception as error:  # missing or damaged files of the committed generation
-                    raise self.store.damaged(path, error) from error
+                except Exception as error:  # missing or damaged files of the committed generation ...
+                    if self._committed_generation() == self.generation:
+                        raise self.store.damaged(path, error) from error
+                    self.reload()  # ... or another process committed a newer one and removed this one
+                    if self.mismatch is not None:
+                        raise self.mismatch from error
+                    if self._rows:
+                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
             return self._lexical
+
+    def _committed_generation(self) -> int | None:
+        try:
+            return int((self.store.manifest() or {}).get("generation", 0))
+        except IndexUnavailableError:
+            return None
 
 
 def is_disk_full(error: BaseException | None) -> bool:

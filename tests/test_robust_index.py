@@ -227,6 +227,20 @@ def test_a_second_sync_that_gives_up_waiting_names_the_holder(
     assert_answers_gpu(capsys)
 
 
+def test_an_open_assistant_keeps_answering_after_another_process_commits_a_new_generation(
+    cli: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The other sync removes the generation files this Assistant read its entries from."""
+    bot = Assistant(cli.settings(), embedder=FakeEmbeddings())
+    (cli.seed / "extra.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", encoding="utf-8")
+    code, out, err = finish(start_cli(cli, "index"))
+    assert code == 0 and "1 added" in out, err
+    assert not (cli.index_dir / "lexical-1").exists()
+    answer = bot.ask(GPU)
+    assert not answer.refused and answer.citations[0].entry_id == "MLD-0472"
+    assert bot.entry("EXT-0001") is not None  # it now reads the new generation
+
+
 # --- Chroma checked against the manifest -------------------------------------------------------------
 
 
