@@ -235,6 +235,12 @@ class Index:
                 f"The disk is full: {where} cannot store more ({type(error).__name__}) - "
                 "free some space, then run: assistant index (the previous index still answers)"
             )
+        if isinstance(error, WriteStalled):
+            where = f"the Chroma server at {strip_userinfo(url)}" if url else f"the index in {self.store.root}"
+            return IndexUnavailableError(
+                f"Stopped: {error} in {where} (is its disk full?) - "
+                "free some space, then run: assistant index (the previous index still answers)"
+            )
         if url:
             return IndexUnavailableError(
                 f"Cannot reach the Chroma server at {strip_userinfo(url)} ({type(error).__name__}) - "
@@ -670,6 +676,10 @@ class Index:
             return None
 
 
+class WriteStalled(TimeoutError):
+    """A Chroma write did not return in time (the writer thread is left to finish or hang)."""
+
+
 def is_disk_full(error: BaseException | None) -> bool:
     """An out-of-space failure anywhere in the chain: ENOSPC/EDQUOT, or SQLite's 'database or disk is full'."""
     seen = 0
@@ -728,7 +738,7 @@ class BackgroundWriter:
             raise self.Failed(self._error)
         busy = self._busy_since
         if busy is not None and time.monotonic() - busy > self._timeout:
-            self._error = TimeoutError(f"a Chroma write took more than {self._timeout:.0f}s (is the disk full?)")
+            self._error = WriteStalled(f"a write of vectors took more than {self._timeout:.0f}s")
             raise self.Failed(self._error)
 
     def submit(self, *job: Any) -> None:
