@@ -458,11 +458,14 @@ class Index:
             and all(item.entry == self.entries[e].entry for e, item in fresh.items())
         )
         committed = set(self._by_vector)
-        if same_state and self.vectors_agree():
-            report.entries, report.chunks = len(self.entries), len(self._rows)
-            report.seconds = time.perf_counter() - started
-            return report
-        existing = self.vector_ids()
+        if not to_embed and not report.removed and self.vectors_agree():
+            if same_state:
+                report.entries, report.chunks = len(self.entries), len(self._rows)
+                report.seconds = time.perf_counter() - started
+                return report
+            existing = committed  # only where entries were read from changed; Chroma already agrees
+        else:
+            existing = self.vector_ids()
         todo = [item for item in fresh.values() if not set(item.vector_ids()) <= existing]
         report.repaired = sum(
             1 for item in todo for vid in item.vector_ids() if vid in committed and vid not in existing
@@ -481,9 +484,11 @@ class Index:
             lexical_from = self.generation if same_rows else None
             try:
                 self.store.commit(fresh, self.generation + 1, manifest, lexical_from=lexical_from)
-            except OSError as error:  # a full disk: the manifest was not replaced, the old generation stands
-                self.store.sweep(self.generation)
-                raise self._unavailable(error) from error
+            except OSError as error:  # a full disk before the manifest was replaced: the old generation stands
+                if self._committed_generation() != self.generation + 1:
+                    with contextlib.suppress(OSError):
+                        self.store.sweep(self.generation)
+                    raise self._unavailable(error) from error
             self.reload()
         stale = existing - set(self._by_vector)
         report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
