@@ -2,11 +2,18 @@
 
 It only reads: the manifest, the entries and lexical files of the committed generation, leftover
 files of other generations, and Chroma (every id of the collection, compared with the committed
-chunks). The knowledge is never touched, by the checks or by the fixes they name.
+chunks, and a few searches by stored vectors). The knowledge is never touched, by the checks or
+by the fixes they name. Chroma is read in a child process: its HNSW reader can crash the process
+(SIGSEGV) on a damaged file, and that crash is itself the diagnosis.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,17 +75,61 @@ def diagnose(settings: Settings) -> list[Check]:
     if not settings.chroma_url and not index.chroma_path.exists():
         checks.append(Check("chroma", False, f"{index.chroma_path} is missing: no vectors at all", SYNC))
         return checks
-    try:
-        committed, missing, orphans = index.vector_health()
-    except IndexUnavailableError as error:
-        return [*checks, Check("chroma", False, str(error), None if settings.chroma_url else REBUILD)]
+    health = vector_health_in_child(settings)
+    if "error" in health:
+        return [*checks, Check("chroma", False, health["error"], None if settings.chroma_url else REBUILD)]
+    committed, missing, orphans, lost = health["health"]
     if missing:
         checks.append(Check("chroma", False, f"{missing} of {committed} committed vectors are missing", SYNC))
     if orphans:
         checks.append(Check("chroma", False, f"{orphans} vectors that no committed chunk names (orphans)", SYNC))
-    if not missing and not orphans:
+    if lost:
+        checks.append(Check("chroma", False, f"its vector index does not find {lost} sampled vectors", REBUILD))
+    if not missing and not orphans and not lost:
         checks.append(Check("chroma", True, f"all {committed} committed vectors present, no orphans"))
     return checks
+
+
+def vector_health_in_child(settings: Settings) -> dict:
+    """`Index.vector_health()` run by a child process: {"health": [...]} or {"error": "one line"}."""
+    import assistant
+
+    fields = {
+        "home": str(settings.home),
+        "embeddings": settings.embeddings,
+        "chroma_url": settings.chroma_url,
+        "chunk_tokens": settings.chunk_tokens,
+        "chunk_overlap_sentences": settings.chunk_overlap_sentences,
+    }
+    package_root = str(Path(assistant.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run(
+        [sys.executable, "-m", "assistant.doctor"],
+        input=json.dumps(fields),  # on stdin: a server URL may carry a password
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        where = Path(settings.home) / "index" / "chroma"
+        return {"error": f"Chroma crashed ({name}) reading {where}: its files are damaged - {REBUILD}"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"the Chroma check failed ({last[:160]})"}
+    return json.loads(lines[-1])
+
+
+def _child() -> int:
+    fields = json.loads(sys.stdin.read())
+    settings = Settings(**{**fields, "home": Path(fields["home"])})
+    try:
+        print(json.dumps({"health": list(Index(settings).vector_health())}))
+    except IndexUnavailableError as error:
+        print(json.dumps({"error": str(error)}))
+    return 0
 
 
 def the_fix(checks: list[Check]) -> str | None:
@@ -89,3 +140,7 @@ def the_fix(checks: list[Check]) -> str | None:
     if SYNC in fixes:
         return SYNC
     return None
+
+
+if __name__ == "__main__":
+    sys.exit(_child())

@@ -358,18 +358,20 @@ class Index:
         found = self._chroma(collection.get, ids=sample, include=[])["ids"]
         return len(set(found)) == len(sample)
 
-    def vector_health(self) -> tuple[int, int, int]:
-        """(committed vectors, missing from Chroma, in Chroma but not committed), without writing."""
+    def vector_health(self) -> tuple[int, int, int, int]:
+        """Without writing: (committed vectors, missing from Chroma, in Chroma but not committed,
+        sampled vectors that a search by their own embedding does not find, which means a damaged HNSW index).
+        """
         from chromadb.errors import NotFoundError
 
         committed = set(self._by_vector)
         name = (self.store.manifest() or {}).get("collection")
         if not name:
-            return 0, 0, 0
+            return 0, 0, 0, 0
         try:
             collection = self._client().get_collection(name, embedding_function=ChromaEmbeddingFunction(self))
         except NotFoundError:
-            return len(committed), len(committed), 0
+            return len(committed), len(committed), 0, 0
         except Exception as error:
             raise self._unavailable(error) from error
         ids: set[str] = set()
@@ -380,7 +382,16 @@ class Index:
             offset += len(page)
             if len(page) < 5000:
                 break
-        return len(committed), len(committed - ids), len(ids - committed)
+        present = sorted(committed & ids)
+        sample = present[:: max(1, len(present) // 8)]
+        lost = 0
+        if sample:
+            stored = self._chroma(collection.get, ids=sample, include=["embeddings"])
+            found = self._chroma(
+                collection.query, query_embeddings=list(stored["embeddings"]), n_results=10, include=[]
+            )
+            lost = sum(vid not in near for vid, near in zip(stored["ids"], found["ids"], strict=True))
+        return len(committed), len(committed - ids), len(ids - committed), lost
 
     # --- sync ------------------------------------------------------------------------
 
