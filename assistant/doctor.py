@@ -20,6 +20,7 @@ from pathlib import Path
 from assistant.errors import IndexUnavailableError
 from assistant.index import Index
 from assistant.lock import LOCK_NAME, holder
+from assistant.redaction import redact
 from assistant.settings import Settings
 
 SYNC = "assistant index"
@@ -118,7 +119,7 @@ def vector_health_in_child(settings: Settings) -> dict:
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"error": f"the Chroma check failed ({last[:160]})"}
+        return {"error": f"the Chroma check failed ({redact(last[:160], settings.chroma_url)})"}
     return json.loads(lines[-1])
 
 

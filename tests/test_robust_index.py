@@ -657,7 +657,10 @@ class KillServer(FakeEmbeddings):
 
 @pytest.mark.server
 def test_chroma_server_killed_mid_index_fails_fast_and_queries_say_unavailable(
-    chroma_server: tuple[str, subprocess.Popen], tmp_path: Path
+    chroma_server: tuple[str, subprocess.Popen],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     url, server = chroma_server
     seed = tmp_path / "seed"
@@ -681,6 +684,12 @@ def test_chroma_server_killed_mid_index_fails_fast_and_queries_say_unavailable(
         bot.ask(GPU)
     manifest = json.loads((tmp_path / "home" / "index" / "manifest.json").read_text())
     assert manifest["generation"] == 1 and manifest["entries"] == 60
+    for key, value in {"HOME": str(settings.home), "KNOWLEDGE": str(seed), "CHROMA_URL": url}.items():
+        monkeypatch.setenv(f"ASSISTANT_{key}", value)
+    monkeypatch.setenv("ASSISTANT_EMBEDDINGS", FAKE)
+    code, out, _ = run(capsys, "doctor")
+    assert code == 1 and f"problem: chroma: Cannot reach the Chroma server at {url}" in out, out
+    assert "chroma run" in out and out.endswith("fix: see the problem above\n")
 
 
 # --- HNSW search breadth ---------------------------------------------------------------------------------------
