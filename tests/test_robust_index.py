@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromadb.errors import InternalError
 
 from assistant import Assistant, Settings
 from assistant.cli import main
@@ -381,9 +382,7 @@ def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[Faults]:
 
 DISK_FULL: dict[str, Callable[[], BaseException]] = {
     "ENOSPC": lambda: OSError(errno.ENOSPC, "No space left on device"),
-    "sqlite full": lambda: __import__("chromadb.errors").errors.InternalError(
-        "error returned from database: (code: 13) database or disk is full"
-    ),
+    "sqlite full": lambda: InternalError("error returned from database: (code: 13) database or disk is full"),
 }
 
 
