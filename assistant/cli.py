@@ -1,4 +1,4 @@
-"""`assistant index | ask | chat | serve | eval | bench` - the command line.
+"""`assistant index | doctor | ask | chat | serve | eval | bench` - the command line.
 
 Exit 0 on success; 1 on a user error with one line that says what to do, never a traceback.
 """
@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: ASSISTANT_KNOWLEDGE)")
     p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    sub.add_parser("doctor", help="check the index and name the command that repairs it")
 
     p = sub.add_parser("ask", help="answer one question with citations")
     p.add_argument("question")
@@ -85,6 +87,20 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         print(f"skipped {problem}", file=sys.stderr)
     print(report.summary())
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.doctor import diagnose, the_fix
+
+    checks = diagnose(settings)
+    for check in checks:
+        print(check)
+    if all(check.ok for check in checks):
+        print("the index is healthy")
+        return 0
+    fix = the_fix(checks)
+    print(f"fix: {fix}" if fix else "fix: see the problem above")
+    return 1
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -167,6 +183,7 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
 
 COMMANDS = {
     "index": cmd_index,
+    "doctor": cmd_doctor,
     "ask": cmd_ask,
     "chat": cmd_chat,
     "serve": cmd_serve,

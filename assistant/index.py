@@ -4,19 +4,29 @@ This is the only module that imports chromadb. Sync is incremental, keyed on ent
 content hash: unchanged entries are not embedded again, edited ones get new
 content-addressed vectors, removed ones are deleted after the new state is committed.
 Vectors already in Chroma are reused, so a sync killed half-way resumes where it stopped.
+
+One sync at a time per home (`assistant.lock`). Every sync checks Chroma against the committed
+generation (the count and a sample of ids; all ids when they disagree): vectors that are
+missing are embedded again, vectors no committed chunk names are deleted, and files of other
+generations are removed. A Chroma failure (disk full, server gone, damaged files) stops the
+sync at the next batch and becomes one `IndexUnavailableError` line naming the fix; the
+committed generation keeps answering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
+import queue
+import shutil
 import sys
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,17 +34,22 @@ from urllib.parse import urlparse
 
 from assistant.chunking import Chunker
 from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder
-from assistant.errors import EmptyIndexError, IndexMismatchError, IndexUnavailableError
-from assistant.knowledge import load_corpus
+from assistant.errors import AssistantError, EmptyIndexError, IndexMismatchError, IndexUnavailableError
+from assistant.knowledge import load_corpus, under
+from assistant.lock import SyncLock
 from assistant.offline import offline_environment
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
-from assistant.store import Store, StoredEntry, vector_id
+from assistant.store import REBUILD, Store, StoredEntry, vector_id
 from assistant.text import lexical_tokens
 from assistant.types import Chunk, Entry, Problem
 
 EMBED_BATCH = 256  # chunks per encoder call; the encoder batches internally
 VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does not change what it says
+WRITE_QUEUE = 2  # encoded batches waiting for the writer; encoding stops when a write fails
+WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
+EF_SEARCH = 500  # HNSW search breadth: a narrow search returns a tail that differs between processes
+SAMPLE_IDS = 256  # committed vector ids looked up in Chroma on every sync
 
 
 @dataclass
@@ -51,6 +66,8 @@ class SyncReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     files: int = 0
+    repaired: int = 0  # chunks of committed entries whose vectors were missing from Chroma, embedded again
+    swept: int = 0  # vectors in Chroma that no committed chunk named (left by a killed sync), deleted
 
     def summary(self) -> str:
         rate = self.entries / self.seconds if self.seconds else 0.0
@@ -61,6 +78,8 @@ class SyncReport:
             + (f" ({self.kept} entries of unreadable files kept as they were)" if self.kept else "")
             + "; "
             f"embedded {self.embedded_chunks} chunks in {self.seconds:.1f}s ({rate:.1f} entries/s)"
+            + (f"; repaired {self.repaired} vectors missing from Chroma" if self.repaired else "")
+            + (f"; swept {self.swept} orphan vectors" if self.swept else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,6 +113,8 @@ class Index:
         self._rows: list[Chunk] = []
         self._by_vector: dict[str, Chunk] = {}
         self._lexical: Any = None
+        self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
+        self.write_timeout = WRITE_TIMEOUT
         self.reload()
 
     # --- state -----------------------------------------------------------------------
@@ -119,19 +140,19 @@ class Index:
         }
 
     def reload(self) -> None:
-        """Read the committed generation; an index built with other settings is left unread.
+        """Read the committed generation; an index built with other settings, or damaged, is left unread.
 
-        The mismatch is kept and raised by anything that would use the index, except a
+        The error is kept and raised by anything that would use the index, except a
         rebuild, so `assistant index --rebuild` can repair it.
         """
-        self.mismatch: IndexMismatchError | None = None
+        self.mismatch: IndexMismatchError | IndexUnavailableError | None = None
         try:
             self.store.check(self.expected_manifest())
-        except IndexMismatchError as error:
+            self.entries, self.generation = self.store.load()
+        except (IndexMismatchError, IndexUnavailableError) as error:
             self.mismatch = error
             self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
             return
-        self.entries, self.generation = self.store.load()
         self._rows = [chunk for item in self.entries.values() for chunk in item.chunks]
         self._by_vector = {vector_id(c, item.hash): c for item in self.entries.values() for c in item.chunks}
         self._lexical = None
@@ -188,39 +209,129 @@ class Index:
                 )
                 client.heartbeat()
             else:
-                path = self.store.root / "chroma"
+                path = self.chroma_path
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         except Exception as error:  # chromadb raises many types; all mean "cannot open"
+            if not url:
+                self._forget_client()  # chromadb caches the half-opened client by path
             raise self._unavailable(error) from error
         self._chroma_client = client
         return client
 
-    def _unavailable(self, error: Exception) -> IndexUnavailableError:
+    @property
+    def chroma_path(self) -> Path:
+        """Where embedded Chroma keeps its files (unused with a server)."""
+        return self.store.root / "chroma"
+
+    def _unavailable(self, error: BaseException) -> IndexUnavailableError:
+        """One line for a Chroma failure: what failed and the one thing that fixes it."""
+        if isinstance(error, IndexUnavailableError):
+            return error
         url = self.settings.chroma_url
+        if is_disk_full(error):
+            where = f"the Chroma server at {strip_userinfo(url)}" if url else f"the index in {self.store.root}"
+            return IndexUnavailableError(
+                f"The disk is full: {where} cannot store more ({type(error).__name__}) - "
+                "free some space, then run: assistant index (the previous index still answers)"
+            )
+        if isinstance(error, WriteStalled):
+            where = f"the Chroma server at {strip_userinfo(url)}" if url else f"the index in {self.store.root}"
+            return IndexUnavailableError(
+                f"Stopped: {error} in {where} (is its disk full?) - "
+                "free some space, then run: assistant index (the previous index still answers)"
+            )
         if url:
             return IndexUnavailableError(
                 f"Cannot reach the Chroma server at {strip_userinfo(url)} ({type(error).__name__}) - "
                 "start it (chroma run --path DIR --host 127.0.0.1 --port PORT) or unset ASSISTANT_CHROMA_URL"
             )
+        detail = str(error).splitlines()[0][:120] if str(error) else ""
         return IndexUnavailableError(
-            f"Cannot open the index in {self.store.root} ({type(error).__name__}) - "
-            "rebuild it: assistant index --rebuild"
+            f"Cannot use the index in {self.store.root} ({type(error).__name__}"
+            + (f": {detail}" if detail else "")
+            + f") - {REBUILD}"
         )
 
+    def _chroma(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A Chroma call whose failure becomes one IndexUnavailableError line."""
+        try:
+            return call(*args, **kwargs)
+        except AssistantError:
+            raise
+        except Exception as error:
+            self._reconnect_later()
+            raise self._unavailable(error) from error
+
+    def _reconnect_later(self) -> None:
+        """After a failure against a server, close our client: the next use connects (and checks) afresh."""
+        client = self._chroma_client
+        if self.settings.chroma_url and client is not None:
+            self._chroma_client, self._collection = None, None
+            # chromadb's close() releases the client's systems but leaves their HTTP connections open
+            for owner in (client, getattr(client, "_admin_client", None)):
+                session: Any = getattr(getattr(owner, "_server", None), "_session", None)
+                if session is not None:
+                    with contextlib.suppress(Exception):
+                        session.close()
+            with contextlib.suppress(Exception):
+                client.close()
+
     def _open_collection(self) -> Any:
+        """The manifest's collection (found without writing, so it opens on a full disk), else a new one."""
+        from chromadb.errors import NotFoundError
+
         manifest = self.store.manifest() or {}
         name = manifest.get("collection") or f"assistant-{uuid.uuid4().hex[:12]}"
         client = self._client()
+        function = ChromaEmbeddingFunction(self)
         try:
-            return client.get_or_create_collection(
-                name,
-                embedding_function=ChromaEmbeddingFunction(self),
-                configuration={"hnsw": {"space": "cosine"}},
-                metadata={"embeddings": self.embedder_name},
-            )
+            try:
+                collection = client.get_collection(name, embedding_function=function)
+            except NotFoundError:
+                collection = client.create_collection(
+                    name,
+                    embedding_function=function,
+                    configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}},
+                    metadata={"embeddings": self.embedder_name},
+                )
         except Exception as error:
+            self._reconnect_later()
             raise self._unavailable(error) from error
+        hnsw = (getattr(collection, "configuration_json", None) or {}).get("hnsw") or {}
+        if hnsw.get("ef_search", EF_SEARCH) < EF_SEARCH:  # created before ef_search was set
+            try:
+                with warnings.catch_warnings():  # chromadb re-reads our (legacy) embedding function's config
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+            except Exception as error:  # a full disk: search as before rather than not at all
+                print(f"warning: could not raise ef_search ({type(error).__name__})", file=sys.stderr)
+        return collection
+
+    def _forget_client(self) -> None:
+        """Drop our embedded client and chromadb's cached one for this path (private API, best effort)."""
+        self._collection = None
+        self._chroma_client = None
+        try:
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            system = SharedSystemClient._identifier_to_system.pop(str(self.chroma_path), None)
+            SharedSystemClient._identifier_to_refcount.pop(str(self.chroma_path), None)
+            if system is not None:
+                system.stop()
+        except Exception:  # a half-opened system fails to stop; it is unreachable now anyway
+            pass
+
+    def _discard_chroma(self) -> Path | None:
+        """Move a damaged embedded Chroma folder aside (replacing an older one); it is rebuilt empty."""
+        self._forget_client()
+        path = self.chroma_path
+        if not path.exists():
+            return None
+        aside = path.with_name("chroma.damaged")
+        shutil.rmtree(aside, ignore_errors=True)
+        path.rename(aside)
+        return aside
 
     def max_batch_size(self) -> int:
         """The most vectors Chroma takes in one write."""
@@ -229,11 +340,58 @@ class Index:
     def vector_ids(self) -> set[str]:
         collection, ids, offset = self.collection(), set(), 0
         while True:
-            page = collection.get(include=[], limit=5000, offset=offset)["ids"]
+            page = self._chroma(collection.get, include=[], limit=5000, offset=offset)["ids"]
             ids.update(page)
             if len(page) < 5000:
                 return ids
             offset += len(page)
+
+    def vectors_agree(self) -> bool:
+        """Quick check that Chroma holds exactly the committed vectors: the count and a sample of ids."""
+        committed = sorted(self._by_vector)
+        collection = self.collection()
+        if self._chroma(collection.count) != len(committed):
+            return False
+        if not committed:
+            return True
+        sample = committed[:: max(1, len(committed) // SAMPLE_IDS)]
+        found = self._chroma(collection.get, ids=sample, include=[])["ids"]
+        return len(set(found)) == len(sample)
+
+    def vector_health(self) -> tuple[int, int, int, int]:
+        """Without writing: (committed vectors, missing from Chroma, in Chroma but not committed,
+        sampled vectors that a search by their own embedding does not find, which means a damaged HNSW index).
+        """
+        from chromadb.errors import NotFoundError
+
+        committed = set(self._by_vector)
+        name = (self.store.manifest() or {}).get("collection")
+        if not name:
+            return 0, 0, 0, 0
+        try:
+            collection = self._client().get_collection(name, embedding_function=ChromaEmbeddingFunction(self))
+        except NotFoundError:
+            return len(committed), len(committed), 0, 0
+        except Exception as error:
+            raise self._unavailable(error) from error
+        ids: set[str] = set()
+        offset = 0
+        while True:
+            page = self._chroma(collection.get, include=[], limit=5000, offset=offset)["ids"]
+            ids.update(page)
+            offset += len(page)
+            if len(page) < 5000:
+                break
+        present = sorted(committed & ids)
+        sample = present[:: max(1, len(present) // 8)]
+        lost = 0
+        if sample:
+            stored = self._chroma(collection.get, ids=sample, include=["embeddings"])
+            found = self._chroma(
+                collection.query, query_embeddings=list(stored["embeddings"]), n_results=10, include=[]
+            )
+            lost = sum(vid not in near for vid, near in zip(stored["ids"], found["ids"], strict=True))
+        return len(committed), len(committed - ids), len(ids - committed), lost
 
     # --- sync ------------------------------------------------------------------------
 
@@ -245,12 +403,36 @@ class Index:
         progress: bool | None = None,
         on_embedded: Callable[[int], None] | None = None,
     ) -> SyncReport:
-        """Make the index match the knowledge under `paths` (default: settings.knowledge)."""
+        """Make the index match the knowledge under `paths` (default: settings.knowledge).
+
+        Holds the home's sync lock throughout; another sync waits up to `lock_wait` seconds.
+        """
+        lock = SyncLock(self.store.root, self.lock_wait)
+        try:
+            lock.__enter__()
+        except OSError as error:  # a read-only or full home
+            raise self._unavailable(error) from error
+        try:
+            # another process may have committed (or rebuilt) since this Index read the home
+            self._collection = None
+            self.reload()
+            return self._sync(paths, rebuild, progress, on_embedded)
+        finally:
+            lock.__exit__(None, None, None)
+
+    def _sync(
+        self,
+        paths: Iterable[Path] | None,
+        rebuild: bool,
+        progress: bool | None,
+        on_embedded: Callable[[int], None] | None,
+    ) -> SyncReport:
         started = time.perf_counter()
         if rebuild:
             self.drop()
         elif self.mismatch is not None:
             raise self.mismatch
+        self.store.sweep(self.generation)  # generation files a killed sync left behind
         corpus = load_corpus(list(paths) if paths is not None else list(self.settings.knowledge))
         report = SyncReport(skipped=list(corpus.problems), files=len(corpus.files))
         chunking = self.chunker.settings()
@@ -269,46 +451,62 @@ class Index:
                 report.added += 1
             else:
                 report.updated += 1
-        damaged = {problem.path for problem in corpus.problems if problem.damaged}
-        for entry_id, old in self.entries.items():  # nothing indexed is lost to a file that fails to read
+        damaged = [problem.path for problem in corpus.problems if problem.damaged]
+        for entry_id, old in self.entries.items():  # nothing indexed is lost to a file or folder that fails to read
             sources = old.entry.fields.get("sources") or [old.entry.source]
-            if entry_id not in fresh and any(source.rpartition(":")[0] in damaged for source in sources):
+            if entry_id not in fresh and any(under(source.rpartition(":")[0], damaged) for source in sources):
                 fresh[entry_id] = old
                 report.kept += 1
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
         knowledge = [Path(p).as_posix() for p in (paths or self.settings.knowledge)]
         manifest = self.store.manifest() or {}
         same_rows = [(e, item.hash) for e, item in fresh.items()] == [(e, i.hash) for e, i in self.entries.items()]
-        if (
+        # the committed generation already is this state: nothing to rewrite, but Chroma may have drifted
+        same_state = bool(
             same_rows
             and self.generation
             and manifest.get("knowledge") == knowledge
             and all(item.entry == self.entries[e].entry for e, item in fresh.items())
-        ):
-            # nothing to embed, delete or rewrite: the committed generation already is this state
-            report.entries, report.chunks = len(self.entries), len(self._rows)
-            report.seconds = time.perf_counter() - started
-            return report
-        # Chroma is read only when vectors may be added or left stale (it costs seconds to open)
-        vectors_change = bool(to_embed or report.removed)
-        existing = self.vector_ids() if vectors_change else set()
-        todo = [item for item in to_embed if not set(item.vector_ids()) <= existing]
+        )
+        committed = set(self._by_vector)
+        if not to_embed and not report.removed and self.vectors_agree():
+            if same_state:
+                report.entries, report.chunks = len(self.entries), len(self._rows)
+                report.seconds = time.perf_counter() - started
+                return report
+            existing = committed  # only where entries were read from changed; Chroma already agrees
+        else:
+            existing = self.vector_ids()
+        todo = [item for item in fresh.values() if not set(item.vector_ids()) <= existing]
+        report.repaired = sum(
+            1 for item in todo for vid in item.vector_ids() if vid in committed and vid not in existing
+        )
         report.embed_seconds = self._embed(todo, existing, report, progress, on_embedded)
-        collection = manifest.get("collection") if not vectors_change else None
-        manifest = {
-            **self.expected_manifest(),
-            "collection": collection or self.collection().name,
-            "entries": len(fresh),
-            "chunks": sum(len(item.chunks) for item in fresh.values()),
-            "knowledge": knowledge,
-            "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        # the same chunks in the same order: the lexical index of this generation still fits
-        self.store.commit(fresh, self.generation + 1, manifest, lexical_from=self.generation if same_rows else None)
-        self.reload()
-        stale = list(existing - set(self._by_vector))
-        for start in range(0, len(stale), 5000):
-            self.collection().delete(ids=stale[start : start + 5000])
+        if not same_state:
+            manifest = {
+                **self.expected_manifest(),
+                "collection": self.collection().name,
+                "entries": len(fresh),
+                "chunks": sum(len(item.chunks) for item in fresh.values()),
+                "knowledge": knowledge,
+                "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+            # the same chunks in the same order: the lexical index of this generation still fits
+            lexical_from = self.generation if same_rows else None
+            try:
+                self.store.commit(fresh, self.generation + 1, manifest, lexical_from=lexical_from)
+            except OSError as error:  # a full disk before the manifest was replaced: the old generation stands
+                if self._committed_generation() != self.generation + 1:
+                    with contextlib.suppress(OSError):
+                        self.store.sweep(self.generation)
+                    raise self._unavailable(error) from error
+            self.reload()
+        stale = existing - set(self._by_vector)
+        report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
+        collection = self.collection()
+        ordered = sorted(stale)
+        for start in range(0, len(ordered), 5000):
+            self._chroma(collection.delete, ids=ordered[start : start + 5000])
         report.entries, report.chunks = len(self.entries), len(self._rows)
         report.seconds = time.perf_counter() - started
         return report
@@ -321,15 +519,17 @@ class Index:
         progress: bool | None,
         on_embedded: Callable[[int], None] | None,
     ) -> float:
-        """Embed and add chunks in batches; Chroma writes overlap with the next batch's encoding."""
+        """Embed and add chunks in batches; Chroma writes overlap with the next batch's encoding.
+
+        A failed write stops the encoding at the next batch (not after the last one).
+        """
         if not items:
             return 0.0
         from tqdm import tqdm
 
         show = sys.stderr.isatty() if progress is None else progress
         bar = tqdm(total=len(items), unit="entries", disable=not show or len(items) < 50, desc="Embedding")
-        writer = ThreadPoolExecutor(max_workers=1)
-        pending: list[Future] = []
+        writer = BackgroundWriter(self.write_vectors, self.write_timeout)
         embed_time = 0.0
         batch: list[tuple[str, Chunk]] = []
         batch_entries = 0
@@ -338,11 +538,12 @@ class Index:
             nonlocal embed_time, batch, batch_entries
             if not batch:
                 return
+            writer.check()
             texts = [chunk.text for _, chunk in batch]
             t0 = time.perf_counter()
             vectors = self.embedder.embed_documents(texts)
             embed_time += time.perf_counter() - t0
-            pending.append(writer.submit(self.write_vectors, list(batch), vectors))
+            writer.submit(list(batch), vectors)
             report.embedded_chunks += len(batch)
             bar.update(batch_entries)
             if on_embedded:
@@ -358,10 +559,12 @@ class Index:
                 if len(batch) >= EMBED_BATCH:
                     flush()
             flush()
-            for future in pending:
-                future.result()
+            writer.finish()
+        except BackgroundWriter.Failed as failed:
+            self._reconnect_later()
+            raise self._unavailable(failed.error) from failed.error
         finally:
-            writer.shutdown(wait=True)
+            writer.close()
             bar.close()
         return embed_time
 
@@ -375,17 +578,39 @@ class Index:
         )
 
     def drop(self) -> None:
-        """Forget everything (for --rebuild): the collection's vectors, the store and the manifest.
+        """Forget everything (for --rebuild): the vectors, the store and the manifest; never the knowledge.
 
-        The Chroma folder itself stays: chromadb caches one client per path, and deleting
-        the files under a live client leaves it writing to a read-only database.
+        Embedded, every collection in our Chroma folder is deleted; a folder that cannot be opened
+        or cleaned is damaged, and is moved aside to `chroma.damaged` (replacing an older one) and
+        started again empty. Against a server only the manifest's collection is deleted.
         """
-        manifest = self.store.manifest() or {}
-        if manifest.get("collection"):
-            self._collection = None
-            with contextlib.suppress(Exception):  # another embedding model's config, or already gone
-                self._client().delete_collection(manifest["collection"])
+        try:
+            name = (self.store.manifest() or {}).get("collection")
+        except IndexUnavailableError:  # a damaged manifest: its collection cannot be named
+            name = None
         self._collection = None
+        if self.settings.chroma_url:
+            if name:
+                from chromadb.errors import NotFoundError
+
+                try:
+                    self._client().delete_collection(name)
+                except NotFoundError:
+                    pass
+                except Exception as error:
+                    raise self._unavailable(error) from error
+        else:
+            try:
+                client = self._client()
+                for collection in client.list_collections():
+                    if collection.name.startswith("assistant-"):
+                        client.delete_collection(collection.name)
+                client.list_collections()
+            except Exception as error:
+                if is_disk_full(error):
+                    raise self._unavailable(error) from error
+                aside = self._discard_chroma()
+                print(f"warning: moved the damaged Chroma folder aside to {aside}", file=sys.stderr)
         self.store.clear()
         self.mismatch = None
         self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
@@ -405,7 +630,8 @@ class Index:
         wanted = k + 8
         while True:
             # no count() first: it costs ~13 ms at 100,000 chunks; Chroma returns fewer when it has fewer
-            result = self.collection().query(
+            result = self._chroma(
+                self.collection().query,
                 query_embeddings=[vector],
                 n_results=wanted,
                 where={"kind": kind} if kind else None,
@@ -446,8 +672,114 @@ class Index:
             if self._lexical is None and self._rows:
                 import bm25s
 
-                self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
+                path = self.store.lexical_dir(self.generation)
+                try:
+                    self._lexical = bm25s.BM25.load(str(path))
+                except Exception as error:  # missing or damaged files of the committed generation ...
+                    if self._committed_generation() == self.generation:
+                        raise self.store.damaged(path, error) from error
+                    self.reload()  # ... or another process committed a newer one and removed this one
+                    if self.mismatch is not None:
+                        raise self.mismatch from error
+                    if self._rows:
+                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
             return self._lexical
+
+    def _committed_generation(self) -> int | None:
+        try:
+            return int((self.store.manifest() or {}).get("generation", 0))
+        except IndexUnavailableError:
+            return None
+
+
+class WriteStalled(TimeoutError):
+    """A Chroma write did not return in time (the writer thread is left to finish or hang)."""
+
+
+def is_disk_full(error: BaseException | None) -> bool:
+    """An out-of-space failure anywhere in the chain: ENOSPC/EDQUOT, or SQLite's 'database or disk is full'."""
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        text = str(error).lower()
+        if "database or disk is full" in text or "no space left on device" in text:
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
+class BackgroundWriter:
+    """One daemon thread writing encoded batches while the next one is encoded.
+
+    At most `WRITE_QUEUE` batches wait. A failed write is raised (as `Failed`) by the next
+    `check`, `submit` or `finish`; a write that takes longer than `timeout` seconds is abandoned
+    the same way (its thread is a daemon, so a write hung on a full disk does not hold the process).
+    """
+
+    class Failed(Exception):
+        def __init__(self, error: BaseException) -> None:
+            super().__init__(str(error))
+            self.error = error
+
+    def __init__(self, write: Callable[..., None], timeout: float) -> None:
+        self._write = write
+        self._timeout = timeout
+        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue(maxsize=WRITE_QUEUE)
+        self._error: BaseException | None = None
+        self._busy_since: float | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="chroma-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._closed:
+            try:
+                job = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if job is None:
+                return
+            if self._error is None:
+                self._busy_since = time.monotonic()
+                try:
+                    self._write(*job)
+                except BaseException as error:
+                    self._error = error
+                finally:
+                    self._busy_since = None
+
+    def check(self) -> None:
+        if self._error is not None:
+            raise self.Failed(self._error)
+        busy = self._busy_since
+        if busy is not None and time.monotonic() - busy > self._timeout:
+            self._error = WriteStalled(f"a write of vectors took more than {self._timeout:.0f}s")
+            raise self.Failed(self._error)
+
+    def submit(self, *job: Any) -> None:
+        self._put(job)
+
+    def _put(self, job: tuple[Any, ...] | None) -> None:
+        while True:
+            self.check()
+            try:
+                self._queue.put(job, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def finish(self) -> None:
+        """Wait for every submitted write."""
+        self._put(None)
+        while self._thread.is_alive():
+            self._thread.join(timeout=0.2)
+            self.check()
+        self.check()
+
+    def close(self) -> None:
+        """Stop the thread when it is idle; a hung write is left to its daemon thread."""
+        self._closed = True
 
 
 class ChromaEmbeddingFunction:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -83,11 +84,35 @@ def display_path(path: Path) -> str:
 # --- files -------------------------------------------------------------------------------
 
 
+def under(path: str, folders: Iterable[str]) -> bool:
+    """Whether a (display) path is one of `folders` or inside one of them."""
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def walk_files(root: Path, corpus: Corpus) -> list[Path]:
+    """Every file under a folder, sorted; a subfolder that cannot be listed is a problem.
+
+    The problem is `damaged`, so entries indexed from that folder before are kept, not removed.
+    """
+
+    def unreadable(error: OSError) -> None:
+        folder = Path(error.filename) if error.filename else root
+        reason = error.strerror or type(error).__name__
+        corpus.problems.append(
+            Problem(display_path(folder), 0, f"cannot read the folder ({reason}) - its entries are kept as they were")
+        )
+
+    found = []
+    for folder, _, names in os.walk(root, onerror=unreadable):
+        found += [Path(folder) / name for name in names if not name.startswith(".")]
+    return sorted(p for p in found if p.is_file())
+
+
 def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path]:
     """Files under the given paths, sorted; a missing path or unknown file type is a problem."""
     for root in paths:
         if root.is_dir():
-            candidates = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+            candidates = walk_files(root, corpus)
         elif root.is_file():
             candidates = [root]
         else:
@@ -134,27 +159,40 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
     for path in iter_knowledge_files([Path(p) for p in paths], corpus):
         shown = display_path(path)
         corpus.files.append(shown)
-        if path.suffix == ".jsonl":
-            read_jsonl(path, shown, corpus)
-            continue
-        text = read_text(path, corpus, MAX_PAGE_BYTES)
-        if text is None:
-            continue
-        first = text.split("\n", 1)[0].strip()
-        if is_concept_page(first):
-            entry = parse_concept_page(text, shown)
-            if isinstance(entry, Problem):
-                corpus.problems.append(entry)
-            else:
-                corpus.add(entry)
-        elif RELATED_HEADER.match(first):
-            for entry in parse_related_page(text, shown):
-                corpus.add(entry)
-        else:
-            corpus.problems.append(
-                Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
+        try:
+            read_file(path, shown, corpus)
+        except OSError as error:  # removed or made unreadable after the folder was listed
+            reason = (
+                "the file was removed while it was read"
+                if isinstance(error, FileNotFoundError)
+                else (f"cannot read the file ({error.strerror or type(error).__name__})")
             )
+            corpus.problems.append(Problem(shown, 0, f"{reason} - its entries are kept as they were"))
     return corpus
+
+
+def read_file(path: Path, shown: str, corpus: Corpus) -> None:
+    """One knowledge file into the corpus (OSErrors are the caller's)."""
+    if path.suffix == ".jsonl":
+        read_jsonl(path, shown, corpus)
+        return
+    text = read_text(path, corpus, MAX_PAGE_BYTES)
+    if text is None:
+        return
+    first = text.split("\n", 1)[0].strip()
+    if is_concept_page(first):
+        entry = parse_concept_page(text, shown)
+        if isinstance(entry, Problem):
+            corpus.problems.append(entry)
+        else:
+            corpus.add(entry)
+    elif RELATED_HEADER.match(first):
+        for entry in parse_related_page(text, shown):
+            corpus.add(entry)
+    else:
+        corpus.problems.append(
+            Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
+        )
 
 
 # --- related-papers pages --------------------------------------------------------------

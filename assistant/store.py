@@ -5,6 +5,10 @@ bm25s lexical index) and then replaces `manifest.json` atomically; that rename i
 commit point. A sync killed before it leaves the previous generation, which the manifest
 still names, fully usable. Vectors live in Chroma keyed by content-addressed ids, so the
 previous generation's vectors are untouched until after the commit.
+
+A damaged manifest or entries file raises `IndexDamagedError` naming the file and the fix
+(`assistant index --rebuild`); files of other generations (left by a sync killed between its
+commit and its clean-up) are removed by `sweep`, which every sync calls.
 """
 
 from __future__ import annotations
@@ -16,11 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import IndexMismatchError
+from assistant.errors import IndexMismatchError, IndexUnavailableError
 from assistant.text import lexical_tokens
 from assistant.types import Chunk, Entry
 
 FORMAT_VERSION = 1
+REBUILD = "rebuild it: assistant index --rebuild"
+
+
+class IndexDamagedError(IndexUnavailableError):
+    """A file of the committed index is missing or cannot be parsed; a rebuild recovers."""
 
 
 @dataclass
@@ -55,9 +64,20 @@ class Store:
         self.manifest_path = root / "manifest.json"
 
     def manifest(self) -> dict[str, Any] | None:
-        if not self.manifest_path.exists():
+        """The committed manifest, None before the first sync; IndexDamagedError when unreadable."""
+        try:
+            data = json.loads(self.manifest_path.read_bytes().decode("utf-8"))
+        except FileNotFoundError:
             return None
-        return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise self.damaged(self.manifest_path, error) from error
+        if not isinstance(data, dict) or not isinstance(data.get("generation"), int):
+            raise self.damaged(self.manifest_path, ValueError("no generation number"))
+        return data
+
+    def damaged(self, path: Path, error: Exception) -> IndexDamagedError:
+        detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0][:120]
+        return IndexDamagedError(f"The index file {path} is damaged ({detail}) - {REBUILD}")
 
     def check(self, expected: dict[str, Any]) -> None:
         """Raise when the index on disk was built with other embeddings or chunking."""
@@ -77,24 +97,52 @@ class Store:
             return {}, 0
         generation = int(manifest["generation"])
         stored: dict[str, StoredEntry] = {}
-        with (self.root / f"entries-{generation}.jsonl").open(encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                entry = Entry(**record["entry"])
-                chunks = [Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]]
-                stored[entry.id] = StoredEntry(entry, record["hash"], chunks)
+        path = self.root / f"entries-{generation}.jsonl"
+        number = 0
+        try:
+            with path.open(encoding="utf-8") as handle:
+                for line in handle:
+                    number += 1
+                    record = json.loads(line)
+                    entry = Entry(**record["entry"])
+                    chunks = [
+                        Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]
+                    ]
+                    stored[entry.id] = StoredEntry(entry, record["hash"], chunks)
+        except FileNotFoundError as error:
+            raise IndexDamagedError(f"The index file {path} is missing - {REBUILD}") from error
+        except (OSError, ValueError, TypeError, KeyError) as error:
+            raise self.damaged(path, ValueError(f"line {number}: {type(error).__name__}")) from error
+        if len(stored) != manifest.get("entries", len(stored)):
+            raise self.damaged(path, ValueError(f"{len(stored)} entries, the manifest names {manifest['entries']}"))
+        if stored and not self.lexical_dir(generation).is_dir():
+            raise IndexDamagedError(f"The index folder {self.lexical_dir(generation)} is missing - {REBUILD}")
         return stored, generation
 
     def clear(self) -> None:
         """Remove the manifest and every generation (the Chroma folder is not ours to delete)."""
         self.manifest_path.unlink(missing_ok=True)
-        if self.root.exists():
-            for old in self.root.iterdir():
-                if old.name.startswith(("entries-", "lexical-")):
-                    if old.is_dir():
-                        shutil.rmtree(old, ignore_errors=True)
-                    else:
-                        old.unlink(missing_ok=True)
+        self.sweep(None)
+
+    def sweep(self, generation: int | None) -> int:
+        """Remove the files of every generation but `generation` (and half-written temporaries).
+
+        A sync killed between its commit and its clean-up leaves the previous generation's files;
+        one killed before its commit leaves a half-written next generation. Returns how many.
+        """
+        keep = set() if generation is None else {f"entries-{generation}.jsonl", self.lexical_dir(generation).name}
+        removed = 0
+        if not self.root.exists():
+            return 0
+        for old in self.root.iterdir():
+            stale = old.name.startswith(("entries-", "lexical-")) or old.name.endswith(".tmp")
+            if stale and old.name not in keep:
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    old.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
     def lexical_dir(self, generation: int) -> Path:
         return self.root / f"lexical-{generation}"
@@ -127,13 +175,7 @@ class Store:
         else:
             build_lexical(stored, self.lexical_dir(generation))
         write_json_atomic(self.manifest_path, {**manifest, "format": FORMAT_VERSION, "generation": generation})
-        keep = {path.name, self.lexical_dir(generation).name}
-        for old in self.root.iterdir():
-            if old.name.startswith(("entries-", "lexical-")) and old.name not in keep:
-                if old.is_dir():
-                    shutil.rmtree(old, ignore_errors=True)
-                else:
-                    old.unlink(missing_ok=True)
+        self.sweep(generation)
 
 
 def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:
