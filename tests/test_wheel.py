@@ -55,13 +55,14 @@ def test_installed_wheel_answers_a_question(wheel: Path, tmp_path: Path) -> None
 
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_", "PYTHONPATH"))}
     where = run(
         [str(python), "-c", "import assistant, prompts, ui; print(assistant.__file__, prompts.__file__, ui.__file__)"],
         cwd=workdir,
+        env=env,
     ).stdout.split()
     assert all(path.startswith(str(venv)) for path in where), where
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_", "PYTHONPATH"))}
     env.update({"ASSISTANT_HOME": str(tmp_path / "home"), "ASSISTANT_KNOWLEDGE": str(SEED)})
     done = run([str(venv / "bin" / "assistant"), "ask", "What is a GPU?", "--json"], cwd=workdir, env=env)
     answer = json.loads(done.stdout)
