@@ -13,7 +13,6 @@ Each chat request consumes the next scripted item; an empty queue repeats `serve
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import socket
@@ -40,6 +39,7 @@ class Status:
     code: int
     retry_after: float | None = None
     message: str | None = None
+    echo_authorization: bool = False  # append the request's Authorization header, as some proxies do
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,8 @@ class FakeOpenAI:
     def __init__(self, default: Step = Reply("Hello from the fake model.")) -> None:
         self.default = default
         self.requests: list[tuple[str, dict[str, str], Any]] = []
+        self.hangups = 0  # replies the client stopped reading (a write to it failed)
+        self.sent_bytes = 0  # of streamed reply bodies
         self._queue: deque[Step] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -185,8 +187,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"Unknown path {self.path}")
             return
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+        try:
             self._play(self.fake.next_step(), body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout, a deadline, a cap)
+            with self.fake._lock:
+                self.fake.hangups += 1
+            self.close_connection = True
 
     def _record(self, body: Any) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -198,7 +204,10 @@ class _Handler(BaseHTTPRequestHandler):
             if not self.fake._stopping.wait(step.seconds):
                 self._play(step.then or self.fake.default, body)
         elif isinstance(step, Status):
-            self._error(step.code, step.message, step.retry_after)
+            message = step.message
+            if step.echo_authorization:
+                message = f"{message or 'Rejected'} (Authorization: {self.headers.get('Authorization')})"
+            self._error(step.code, message, step.retry_after)
         elif isinstance(step, Raw):
             self._send(step.code, step.body.encode(), content_type=step.content_type)
         elif isinstance(step, Trickle | KeepAlive | Flood | Events):
@@ -276,6 +285,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+        with self.fake._lock:
+            self.fake.sent_bytes += len(data)
 
     def _drop(self) -> None:
         """Close the socket abruptly, mid-body, the way a crashed server would."""

@@ -55,7 +55,7 @@ class LoginThrottle:
         now = self._clock()
         with self._lock:
             records = [self._records.get(key) for key in self._keys(username)]
-        return max((r.blocked_until - now for r in records if r), default=0.0) if records else 0.0
+        return max([0.0, *(r.blocked_until - now for r in records if r)])
 
     def __call__(self, username: str, password: str) -> bool:
         if self.blocked_for(username) > 0:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import queue
 import socket
 import threading
@@ -83,7 +84,8 @@ class _Call:
         self.abandoned = threading.Event()
         self.content_types: list[str] = []  # of each HTTP response (retries make several)
         self.asked_stream = False  # the last request asked for a stream of events
-        self._sockets: list[socket.socket] = []
+        self._sockets: list[socket.socket] = []  # of the responses being read, while the worker runs
+        self._done = False
         self._lock = threading.Lock()
 
     def remaining(self) -> float:
@@ -95,16 +97,22 @@ class _Call:
 
     def add_socket(self, sock: socket.socket) -> None:
         with self._lock:
-            self._sockets.append(sock)
+            if not self._done:
+                self._sockets.append(sock)
         if self.abandoned.is_set():
             self.abandon()
+
+    def done(self) -> None:
+        """The worker has finished: its connections are back in the pool, for other calls to use."""
+        with self._lock:
+            self._done, self._sockets = True, []
 
     def abandon(self) -> None:
         """Stop the worker: hooks refuse new requests, and a read in progress is woken by shutting its
         socket down (closing a socket does not wake a thread blocked reading it; shutdown does)."""
         self.abandoned.set()
         with self._lock:
-            sockets, self._sockets = self._sockets, []
+            sockets, self._sockets = ([] if self._done else self._sockets), []
         for sock in sockets:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
@@ -143,17 +151,17 @@ def _on_response(response: Any) -> None:
         call.add_socket(sock)
 
 
+@functools.cache
 def http_client(limits: Limits) -> Any:
     """The httpx client the factory gives ChatOpenAI: the openai SDK's defaults, plus the hooks that
-    let an abandoned reply be stopped. It carries `limits`, so every call on the model knows them."""
+    let an abandoned reply be stopped. It carries `limits`, so every call on the model knows them.
+
+    One per `Limits`, shared by the models that have them and kept for the process, as LangChain
+    keeps its default clients: the connection pool outlives any one model."""
     from openai import DefaultHttpxClient
 
     class Client(DefaultHttpxClient):
         assistant_limits = limits
-
-        def __del__(self) -> None:  # the pooled connections go with the model, as with the SDK's own client
-            with contextlib.suppress(Exception):
-                self.close()
 
     return Client(event_hooks={"request": [_on_request], "response": [_on_response]})
 
@@ -211,6 +219,7 @@ def _pump(call: _Call, produce: Callable[[], Iterable[Any]], out: queue.SimpleQu
     finally:
         with contextlib.suppress(Exception, _Abandoned):
             getattr(chunks, "close", lambda: None)()
+        call.done()
         _worker.call = None
 
 
