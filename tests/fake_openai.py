@@ -168,6 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        # send each event at once, as real servers do (Nagle's delay would pace a stream at ~40 ms an event)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     @property
     def fake(self) -> FakeOpenAI:
         return self.server.fake  # type: ignore[attr-defined]

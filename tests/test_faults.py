@@ -461,3 +461,65 @@ def test_one_session_cannot_run_two_answers_but_another_session_can(seed_setting
     assert "still replying" in (slow_session.turns[0].error or "")
     list(h.respond(QUESTION, slow_session, "Both"))  # once it ended, the session may ask again
     assert len(slow_session.turns) == 2
+
+
+# --- a slow model cannot starve the others ---------------------------------------------------------
+
+
+@pytest.mark.server
+def test_sessions_asking_a_trickling_model_cannot_starve_the_others(seed_settings, tmp_path):
+    from tests.test_soak import load_soak
+    from ui.app import CONCURRENCY
+
+    soak = load_soak()
+    lines: list[str] = []
+    summary = soak.run(
+        seed_settings, sessions=3, questions=2, seconds=60, out=tmp_path / "soak.json", echo=lines.append,
+        slow=CONCURRENCY, deadline=3.0,
+    )  # fmt: skip
+    assert summary["slow_requests"] == summary["slow_cut_at_deadline"] == 2 * CONCURRENCY  # every slot held, cut
+    assert summary["answered"] == summary["requests"] == 6 and summary["waited_beyond_deadline"] == 0
+    assert summary["max_ms"] < (3.0 + soak.OWN_ANSWER_SECONDS) * 1000 and summary["ok"] is True
+    assert any("waited beyond the deadline: 0" in line for line in lines)
+
+
+@pytest.mark.server
+def test_a_served_streaming_answer_sends_each_character_about_once(seed_settings, fake):
+    """Bytes on the wire: the real server's SSE stream to one browser session while an answer streams."""
+    import uuid
+
+    from tests.test_security import free_port
+    from ui.app import serve
+    from ui.handlers import STREAM_EVERY
+
+    words = " ".join(f"GPUs run kernels number {i} fast [MLD-0472]." for i in range(60))  # 2.6 kB
+    app = serve(model_settings(seed_settings, fake, answer_deadline=60.0), port=free_port(), block=False)
+    try:
+        config = httpx.get(app.local_url + "config", timeout=10).json()
+        ids = {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+        deps = enumerate(config["dependencies"])
+        index, dep = next((i, d) for i, d in deps if [ids.get(t[0]) for t in d["targets"]] == ["question"])
+        session = uuid.uuid4().hex[:10]
+        fake.script(Trickle(words, every=0.01))
+        body = {"data": [QUESTION, None, "Both"], "fn_index": index, "session_hash": session, "trigger_id": None}
+        body["event_data"], body["trigger_id"] = None, dep["targets"][0][0]
+        httpx.post(app.local_url + "gradio_api/queue/join", json=body, timeout=10).raise_for_status()
+        sizes: list[int] = []
+        started = time.monotonic()
+        url = app.local_url + "gradio_api/queue/data"
+        with httpx.stream("GET", url, params={"session_hash": session}, timeout=60) as response:
+            for line in response.iter_lines():
+                message = json.loads(line[5:]) if line.startswith("data:") else {}
+                if message.get("msg") == "process_generating":
+                    sizes.append(len(line) + 1)
+                if message.get("msg") == "process_completed":
+                    break
+        elapsed = time.monotonic() - started
+    finally:
+        app.close()
+    assert 5 <= len(sizes) <= elapsed / STREAM_EVERY + 3
+    # between the first update (the question) and the last (the verified answer, with its panels), each
+    # update is ~350 bytes of envelope plus its new characters only: never the message so far again
+    # (as before: ~4x the bytes for this answer, gigabytes for a 5 MB reply)
+    streamed = sizes[1:-1]
+    assert max(streamed) < 700 and sum(streamed) < 500 * len(streamed), sizes
