@@ -463,6 +463,25 @@ def test_one_session_cannot_run_two_answers_but_another_session_can(seed_setting
     assert len(slow_session.turns) == 2
 
 
+def test_one_api_client_session_cannot_run_two_answers(seed_settings, fake):
+    from types import SimpleNamespace
+
+    from ui.handlers import BUSY, ChatHandlers
+
+    h = ChatHandlers(Assistant(model_settings(seed_settings, fake, answer_deadline=2.0)))
+    client = SimpleNamespace(session_hash="client-1")  # what Gradio passes as the gr.Request
+    fake.script(Trickle(SLOW, every=0.2))
+    results: list[dict] = []
+    first = threading.Thread(target=lambda: results.append(h.chat_api(QUESTION, [], client)))  # type: ignore[arg-type]
+    first.start()
+    assert wait_for(lambda: len(fake.requests) == 1)
+    assert h.chat_api(QUESTION, [], client) == {"error": BUSY}  # type: ignore[arg-type]
+    assert "citations" in h.chat_api(QUESTION, [], SimpleNamespace(session_hash="client-2"))  # type: ignore[arg-type]
+    first.join()
+    assert "still replying after 2s" in results[0]["error"]
+    assert "citations" in h.chat_api(QUESTION, [], client)  # type: ignore[arg-type]
+
+
 # --- a slow model cannot starve the others ---------------------------------------------------------
 
 

@@ -232,12 +232,17 @@ class ChatHandlers:
 
     # --- /chat API --------------------------------------------------------------------------
 
-    def chat_api(self, question: str, history: list | None = None) -> dict:
-        """Answer a question; history is a list of [role, text] pairs. Errors come back as {"error": ...}."""
+    def chat_api(self, question: str, history: list | None = None, request: gr.Request | None = None) -> dict:
+        """Answer a question; history is a list of [role, text] pairs. Errors come back as {"error": ...}.
+
+        As in the chat, one answer runs per client session at a time."""
         try:
             pairs = render.parse_history(history)
         except ValueError as err:
             return {"error": str(err)}
+        key = ("api", getattr(request, "session_hash", None) or object())
+        if not self._claim(key):
+            return {"error": BUSY}
         try:
             return render.api_payload(self.assistant.ask(question, pairs))
         except AssistantError as err:
@@ -245,3 +250,5 @@ class ChatHandlers:
         except Exception:
             self.log_failure("/chat for", str(question))
             return {"error": render.GENERIC_ERROR}
+        finally:
+            self._release(key)
