@@ -167,8 +167,9 @@ class AnswerChain:
         messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
         t0 = time.perf_counter()
         parts: list[str] = []
+        reply = stream_reply(self.chat.model, messages, started=started)  # ends by the answer's deadline
         try:
-            for delta in stream_reply(self.chat.model, messages):
+            for delta in reply:
                 parts.append(delta)
                 yield delta
         except ModelError as error:
@@ -179,6 +180,7 @@ class AnswerChain:
 
         t0 = time.perf_counter()
         raw = "".join(parts).strip()
+        answer.notes.extend(reply.notes)  # a reply cut at the token limit or the character cap says so
         if is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:

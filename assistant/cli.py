@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,30 @@ from pathlib import Path
 from assistant.errors import AssistantError
 from assistant.offline import offline_environment
 from assistant.settings import Settings
+
+# What `ask` and `chat` print comes from entries and from the model: neither may drive the terminal
+# (clear the screen, set the window title, write the clipboard with OSC 52, hide text with \r).
+_TERMINAL_SEQUENCES = re.compile(
+    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC: title, clipboard, hyperlinks
+    r"|(?:\x1b[P^_X]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"  # DCS, SOS, PM, APC strings
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, clearing
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+)
+# C0 controls but tab and newline, DEL, C1 controls, and bidirectional overrides that reorder text
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps leaves these
+
+
+def terminal_text(text: str) -> str:
+    """`text` safe to print to a terminal: escape sequences and control characters removed, newlines kept."""
+    text = text.replace("\r\n", "\n")
+    return _TERMINAL_CONTROLS.sub("", _TERMINAL_SEQUENCES.sub("", text))
+
+
+def terminal_json(value: object) -> str:
+    """JSON with every control character escaped as \\uXXXX (json.dumps leaves DEL and C1 raw)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = settings.with_(model=args.model)
         return COMMANDS[args.command](args, settings)
     except AssistantError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(str(error))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -105,13 +130,26 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.assistant import Assistant
+    from assistant.models import StreamCutOffError
 
-    answer = Assistant(settings).ask(args.question)
+    try:
+        answer = Assistant(settings).ask(args.question)
+    except StreamCutOffError as error:
+        if args.json:
+            print(terminal_json({"error": str(error), "partial": error.partial}))
+        else:
+            print(format_partial(error.partial))
+        raise
     if args.json:
-        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+        print(terminal_json(answer.to_dict()))
     else:
         print(format_answer(answer))
     return 0
+
+
+def format_partial(text: str) -> str:
+    """What arrived of a reply that was cut off (the error line follows on stderr)."""
+    return terminal_text(f"{text.strip()} [...]\n-- partial reply, cut off: not verified, no citations")
 
 
 def format_answer(answer) -> str:
@@ -127,7 +165,7 @@ def format_answer(answer) -> str:
     for note in answer.notes:
         lines.append(f"note: {note}")
     lines.append(f"-- {answer.model}, {answer.timings.get('total', 0):.0f} ms")
-    return "\n".join(lines).strip()
+    return terminal_text("\n".join(lines).strip())
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -135,7 +173,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
     bot = Assistant(settings)
     history: list[tuple[str, str]] = []
-    print(f"Ask about ML systems ({bot.model_label}). Empty line or Ctrl-D quits.")
+    from assistant.models import StreamCutOffError
+
+    print(terminal_text(f"Ask about ML systems ({bot.model_label}). Empty line or Ctrl-D quits."))
     while True:
         try:
             question = input("> ").strip()
@@ -148,8 +188,11 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
             final = bot.ask(question, history)
             print(format_answer(final) + "\n")
             history += [("user", question), ("assistant", final.text)]
+        except StreamCutOffError as error:
+            print(format_partial(error.partial))
+            print(f"error: {terminal_text(str(error))}\n")
         except AssistantError as error:
-            print(f"error: {error}\n")
+            print(f"error: {terminal_text(str(error))}\n")
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -38,14 +38,20 @@ class Settings:
     refusal_threshold: float = 0.20
     refusal_unknown_words: float = 0.30  # a question with this share of words no entry has is a clear miss
     # openai-compatible model behaviour
-    request_timeout: float = 30.0
+    request_timeout: float = 30.0  # per read: a model that keeps sending can go on past it ...
     max_retries: int = 2
+    answer_deadline: float = 90.0  # ... but a whole answer, retries included, ends within this
+    max_tokens: int = 800  # reply tokens asked of the server; characters read are capped too
     # UI
     host: str = "127.0.0.1"
     port: int = 7860
     ui_auth: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if not self.answer_deadline > 0:
+            raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
+        if self.max_tokens < 1:
+            raise SettingsError(f"ASSISTANT_MAX_TOKENS={self.max_tokens} must be at least 1 - give a token count")
         if self.retrieval_mode not in RETRIEVAL_MODES:
             raise SettingsError(
                 f"Unknown retrieval mode {self.retrieval_mode!r} - use one of {', '.join(RETRIEVAL_MODES)}"
@@ -77,6 +83,8 @@ class Settings:
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
             refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
+            answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
+            max_tokens=int(number("ASSISTANT_MAX_TOKENS", base.max_tokens, int)),
             host=env.get("ASSISTANT_HOST") or base.host,
             port=int(number("ASSISTANT_PORT", base.port, int)),
             ui_auth=env.get("ASSISTANT_UI_AUTH") or None,
@@ -85,6 +93,11 @@ class Settings:
     def with_(self, **changes) -> Settings:
         """A copy with some fields changed (the CLI's flags use this)."""
         return replace(self, **changes)
+
+    @property
+    def max_reply_chars(self) -> int:
+        """Characters of a reply read (and verified): room for `max_tokens` of any sane tokenizer."""
+        return max(2000, self.max_tokens * 8)
 
     @property
     def resolved_model(self) -> str:

@@ -15,10 +15,17 @@ scripts whose every answer cites their entry are used, so any miss under load is
 the load, not by retrieval quality. Then the load phase, bounded by --seconds: p50/p95
 latency and throughput are printed and written as JSON to --out (default results/soak.json).
 
+With --slow N, N more sessions ask a model that trickles one token a second (tests/fake_openai.py,
+a real local OpenAI-wire server) through the same server and the same answering slots, with
+ASSISTANT_ANSWER_DEADLINE set to --deadline: each of their answers is cut at the deadline, and
+no other session may wait beyond it (`waited_beyond_deadline` must be 0).
+
 Usage:
     .venv/bin/python scripts/soak.py [--sessions 20] [--questions 4] [--seconds 120] [--out FILE]
+                                     [--slow 4 --deadline 10]
 
-Exit status 0 when every question was answered and none was mixed up, 1 otherwise.
+Exit status 0 when every question was answered and none was mixed up (and, with --slow, none
+waited beyond the deadline), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -75,6 +82,39 @@ class Turn:
     own: bool = False  # cites the session's own entry
     same: bool = False  # the same text as the serial (calibration) answer
     foreign: list[str] = field(default_factory=list)  # cites another session's entry instead
+    slow: bool = False  # asked the trickling model (--slow): cut at the deadline, not checked for answers
+
+
+OWN_ANSWER_SECONDS = 1.5  # a question's own answering, under load, on top of its wait for a slot
+SLOW_MARK = "(slowly)"  # a question with this in it is answered by the trickling model
+SLOW_REPLY = " ".join(["A GPU is a processor for highly parallel workloads [MLD-0472]."] * 40)
+
+
+def slow_router(fast: Any, slow: Any) -> Any:
+    """A LangChain chat model answering questions with SLOW_MARK by `slow`, the rest by `fast`.
+
+    It carries `slow`'s HTTP client, so the reply limits (the deadline) are the configured ones."""
+    from langchain_core.language_models import BaseChatModel
+
+    class SlowOrFast(BaseChatModel):
+        fast_model: BaseChatModel
+        slow_model: BaseChatModel
+        http_client: Any = None
+
+        @property
+        def _llm_type(self) -> str:
+            return "slow-or-fast"
+
+        def _route(self, messages: list[Any]) -> BaseChatModel:
+            return self.slow_model if SLOW_MARK in str(messages[-1].content) else self.fast_model
+
+        def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            return self._route(messages)._generate(messages, stop=stop, **kwargs)
+
+        def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            yield from self._route(messages)._stream(messages, stop=stop, **kwargs)
+
+    return SlowOrFast(fast_model=fast, slow_model=slow, http_client=getattr(slow, "http_client", None))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -147,6 +187,7 @@ def run_session(
     deadline: float,
     record: Callable[[Turn], None],
     auth: tuple[str, str] | None = None,
+    slow: bool = False,
 ) -> None:
     from gradio_client import Client
 
@@ -154,38 +195,45 @@ def run_session(
         client = Client(url, verbose=False, download_files=False, auth=auth)
     except Exception as error:  # the server refused or is gone: every question is unanswered
         for question in script.questions:
-            record(Turn(number, question, 0.0, error=f"connect: {type(error).__name__}: {error}"))
+            record(Turn(number, question, 0.0, error=f"connect: {type(error).__name__}: {error}", slow=slow))
         return
     history: list[list[str]] = []
     for question in script.questions:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            record(Turn(number, question, 0.0, error="not asked: --seconds ran out"))
+            record(Turn(number, question, 0.0, error="not asked: --seconds ran out", slow=slow))
             continue
         started = time.perf_counter()
         try:
             result = client.submit(question, history, api_name="/chat").result(timeout=remaining)
         except Exception as error:  # a timeout or a broken connection
             reason = str(error) or "no answer before --seconds ran out"
-            record(Turn(number, question, time.perf_counter() - started, error=f"{type(error).__name__}: {reason}"))
+            turn = Turn(number, question, time.perf_counter() - started, error=f"{type(error).__name__}: {reason}")
+            turn.slow = slow
+            record(turn)
             continue
         seconds = time.perf_counter() - started
         if not isinstance(result, dict) or "error" in result:
             message = result.get("error") if isinstance(result, dict) else repr(result)
-            record(Turn(number, question, seconds, error=str(message)))
+            record(Turn(number, question, seconds, error=str(message), slow=slow))
             continue
         cited = [c["entry_id"] for c in result.get("citations", [])]
         foreign = [c for c in cited if owners.get(c, number) != number]
         same = len(history) // 2 < len(script.expected) and result.get("text") == script.expected[len(history) // 2]
-        record(Turn(number, question, seconds, cited, None, script.entry_id in cited, same, foreign))
+        record(Turn(number, question, seconds, cited, None, script.entry_id in cited, same, foreign, slow))
         history += [["user", question], ["assistant", result.get("text", "")]]
     client.close()
 
 
 def load(
-    url: str, scripts: list[Script], seconds: float, auth: tuple[str, str] | None = None
+    url: str,
+    scripts: list[Script],
+    seconds: float,
+    auth: tuple[str, str] | None = None,
+    slow_scripts: list[Script] | None = None,
 ) -> tuple[list[Turn], float]:
     owners = {script.entry_id: number for number, script in enumerate(scripts)}
+    slow_scripts = slow_scripts or []
     turns: list[Turn] = []
     lock = threading.Lock()
 
@@ -195,14 +243,25 @@ def load(
 
     started = time.monotonic()
     deadline = started + seconds
+    # the slow sessions start first, so they hold the answering slots when the others arrive
     threads = [
+        threading.Thread(
+            target=run_session,
+            args=(len(scripts) + n, url, s, {}, deadline, record, auth, True),
+            name=f"slow-session-{n}",
+            daemon=True,
+        )
+        for n, s in enumerate(slow_scripts)
+    ] + [
         threading.Thread(
             target=run_session, args=(n, url, s, owners, deadline, record, auth), name=f"session-{n}", daemon=True
         )
         for n, s in enumerate(scripts)
     ]
-    for thread in threads:
+    for number, thread in enumerate(threads, start=1):
         thread.start()
+        if number == len(slow_scripts):
+            time.sleep(1.0)  # let the slow questions take the answering slots first
     for thread in threads:
         thread.join(timeout=max(0.0, deadline - time.monotonic()) + 15)
     wall = time.monotonic() - started
@@ -210,10 +269,26 @@ def load(
         return list(turns), wall
 
 
-def summarise(turns: list[Turn], scripts: list[Script], wall: float) -> dict[str, Any]:
+def summarise(turns: list[Turn], scripts: list[Script], wall: float, deadline: float | None = None) -> dict[str, Any]:
+    slow = [t for t in turns if t.slow]
+    turns = [t for t in turns if not t.slow]
     expected = sum(len(s.questions) for s in scripts)
     answered = [t for t in turns if t.error is None]
     latencies = [t.seconds * 1000 for t in answered]
+    slow_ms = [t.seconds * 1000 for t in slow]
+    extra: dict[str, Any] = {}
+    if slow:
+        extra = {
+            "slow_requests": len(slow),
+            "slow_cut_at_deadline": sum(1 for t in slow if t.error and "ASSISTANT_ANSWER_DEADLINE" in t.error),
+            "slow_p50_ms": round(percentile(slow_ms, 50), 1),
+            "slow_max_ms": round(max(slow_ms, default=0.0), 1),
+            "slow_outcomes": sorted({(t.error or f"answered, citing {t.cited}")[:140] for t in slow}),
+            "deadline_seconds": deadline,
+            # another session's question that waited longer than the deadline (its own answering,
+            # OWN_ANSWER_SECONDS, aside): the slow model starved it
+            "waited_beyond_deadline": sum(1 for t in turns if deadline and t.seconds > deadline + OWN_ANSWER_SECONDS),
+        }
     return {
         "sessions": len(scripts),
         "questions_per_session": max((len(s.questions) for s in scripts), default=0),
@@ -231,13 +306,14 @@ def summarise(turns: list[Turn], scripts: list[Script], wall: float) -> dict[str
         "mean_ms": round(statistics.fmean(latencies), 1) if latencies else 0.0,
         "wall_seconds": round(wall, 2),
         "throughput_rps": round(len(answered) / wall, 2) if wall else 0.0,
+        **extra,
     }
 
 
 def passed(summary: dict[str, Any], deterministic: bool) -> bool:
     """All answered, each citing its own session's entry; with a deterministic model, word for word."""
     clean = summary["unanswered"] == 0 and summary["missed_own_entry"] == 0 and summary["mixed_up"] == 0
-    clean = clean and summary["sessions"] > 0
+    clean = clean and summary["sessions"] > 0 and summary.get("waited_beyond_deadline", 0) == 0
     return clean and (summary["differs_from_serial"] == 0 or not deterministic)
 
 
@@ -269,14 +345,33 @@ def run(
     seconds: float = 120.0,
     out: Path | None = None,
     echo: Callable[[str], None] = print,
+    slow: int = 0,
+    deadline: float = 10.0,
 ) -> dict[str, Any]:
-    """Serve, calibrate, load; returns the summary (and writes it to `out`)."""
+    """Serve, calibrate, load; returns the summary (and writes it to `out`).
+
+    With `slow` > 0, that many more sessions ask a model trickling a token a second, and every
+    answer has `deadline` seconds (ASSISTANT_ANSWER_DEADLINE)."""
     from assistant.assistant import Assistant
     from ui.app import parse_auth, serve
 
     t0 = time.monotonic()
-    assistant = Assistant(settings)  # builds the index when it is empty
+    fake = None
+    if slow > 0:
+        from assistant.models import ChatModel, make_chat_model
+        from tests.fake_openai import FakeOpenAI, Trickle
+
+        fake = FakeOpenAI(default=Trickle(SLOW_REPLY, every=1.0)).start()
+        settings = settings.with_(answer_deadline=deadline)
+        fast = make_chat_model(settings).model
+        trickling = make_chat_model(settings.with_(model="openai:trickle", openai_base_url=fake.base_url)).model
+        label = f"{make_chat_model(settings).label} + a trickling model for {SLOW_MARK} questions"
+        assistant = Assistant(settings, model=ChatModel(slow_router(fast, trickling), settings.resolved_model, label))
+    else:
+        assistant = Assistant(settings)  # builds the index when it is empty
     scripts, calibration = calibrate(assistant, sessions, questions, budget=max(30.0, seconds / 2))
+    # standalone questions: a cut answer adds no history, so a follow-up would be refused without a model call
+    slow_scripts = [Script(s.entry_id, [f"{s.questions[0]} {SLOW_MARK}"] * questions) for s in (scripts * slow)[:slow]]
     setup = time.monotonic() - t0
     echo(
         f"index: {len(assistant.entries)} entries; model: {assistant.model_label}; "
@@ -288,10 +383,16 @@ def run(
     app = serve(settings, "127.0.0.1", free_port(), block=False, assistant=assistant)
     try:
         echo(f"server: {app.local_url}; {len(scripts)} sessions x {questions} questions, at most {seconds:g}s")
-        turns, wall = load(app.local_url, scripts, seconds, parse_auth(settings.ui_auth))
+        if slow_scripts:
+            echo(
+                f"  plus {len(slow_scripts)} sessions asking a model trickling a token a second; deadline {deadline:g}s"
+            )
+        turns, wall = load(app.local_url, scripts, seconds, parse_auth(settings.ui_auth), slow_scripts)
     finally:
         app.close()
-    summary = summarise(turns, scripts, wall)
+        if fake is not None:
+            fake.close()
+    summary = summarise(turns, scripts, wall, deadline if slow_scripts else None)
     summary.update(
         {
             "ok": passed(summary, deterministic=assistant.model_label.startswith(("extractive", "stub"))),
@@ -310,6 +411,12 @@ def run(
         f"mixed up {summary['mixed_up']}, missed own entry {summary['missed_own_entry']}, "
         f"differs from serial {summary['differs_from_serial']} -> {'OK' if summary['ok'] else 'FAILED'}"
     )
+    if slow_scripts:
+        echo(
+            f"slow sessions: {summary['slow_cut_at_deadline']}/{summary['slow_requests']} answers cut at the"
+            f" {deadline:g}s deadline (p50 {summary['slow_p50_ms']:.0f} ms, max {summary['slow_max_ms']:.0f} ms);"
+            f" other sessions' questions that waited beyond the deadline: {summary['waited_beyond_deadline']}"
+        )
     for line in summary["errors"]:
         echo(f"  error: {line}")
     if out is not None:
@@ -325,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=4, help="questions per session (default 4)")
     parser.add_argument("--seconds", type=float, default=120.0, help="upper bound on the load phase (default 120)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "soak.json", help="JSON results file")
+    parser.add_argument("--slow", type=int, default=0, help="more sessions asking a model trickling a token a second")
+    parser.add_argument("--deadline", type=float, default=10.0, help="ASSISTANT_ANSWER_DEADLINE with --slow")
     args = parser.parse_args(argv)
     if args.sessions < 1 or args.questions < 2 or args.seconds <= 0:
         parser.error("--sessions must be >= 1, --questions >= 2 (a question and a follow-up), --seconds > 0")
@@ -334,7 +443,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             settings, origin = default_settings(Path(workdir))
             print(f"index: {origin}")
-            summary = run(settings, args.sessions, args.questions, args.seconds, args.out)
+            summary = run(
+                settings, args.sessions, args.questions, args.seconds, args.out, slow=args.slow, deadline=args.deadline
+            )
         except AssistantError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1

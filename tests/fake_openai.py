@@ -13,7 +13,6 @@ Each chat request consumes the next scripted item; an empty queue repeats `serve
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import socket
@@ -40,6 +39,7 @@ class Status:
     code: int
     retry_after: float | None = None
     message: str | None = None
+    echo_authorization: bool = False  # append the request's Authorization header, as some proxies do
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,52 @@ class Delay:
     then: Step | None = None
 
 
-Step = Reply | Status | CutOff | Delay
+@dataclass(frozen=True)
+class Trickle:
+    """Stream `text` a word at a time, `every` seconds apart (a slow or overloaded model)."""
+
+    text: str
+    every: float = 1.0
+
+
+@dataclass(frozen=True)
+class KeepAlive:
+    """Send only SSE comments (`: keep-alive`), `every` seconds apart, for `seconds`; then `then`."""
+
+    seconds: float
+    every: float = 0.2
+    then: Step | None = None
+
+
+@dataclass(frozen=True)
+class Flood:
+    """Stream `chars` characters in deltas of `piece` characters, ignoring max_tokens."""
+
+    chars: int
+    piece: int = 1000
+    word: str = "GPU memory bandwidth matters. "
+
+
+@dataclass(frozen=True)
+class Events:
+    """Stream these SSE `data:` payloads as they are (dicts as JSON, strings raw); then `[DONE]`
+    when `done`, and end the body cleanly either way (no dropped connection)."""
+
+    events: tuple[dict[str, Any] | str, ...]
+    done: bool = True
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Answer with this body, content type and status, whatever was asked (an HTML error page,
+    a JSON completion when a stream was asked for)."""
+
+    body: str
+    content_type: str = "text/html; charset=utf-8"
+    code: int = 200
+
+
+Step = Reply | Status | CutOff | Delay | Trickle | KeepAlive | Flood | Events | Raw
 
 ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
 
@@ -73,6 +118,8 @@ class FakeOpenAI:
     def __init__(self, default: Step = Reply("Hello from the fake model.")) -> None:
         self.default = default
         self.requests: list[tuple[str, dict[str, str], Any]] = []
+        self.hangups = 0  # replies the client stopped reading (a write to it failed)
+        self.sent_bytes = 0  # of streamed reply bodies
         self._queue: deque[Step] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -121,6 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        # send each event at once, as real servers do (Nagle's delay would pace a stream at ~40 ms an event)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     @property
     def fake(self) -> FakeOpenAI:
         return self.server.fake  # type: ignore[attr-defined]
@@ -140,8 +192,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"Unknown path {self.path}")
             return
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+        try:
             self._play(self.fake.next_step(), body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout, a deadline, a cap)
+            with self.fake._lock:
+                self.fake.hangups += 1
+            self.close_connection = True
 
     def _record(self, body: Any) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
@@ -153,7 +209,14 @@ class _Handler(BaseHTTPRequestHandler):
             if not self.fake._stopping.wait(step.seconds):
                 self._play(step.then or self.fake.default, body)
         elif isinstance(step, Status):
-            self._error(step.code, step.message, step.retry_after)
+            message = step.message
+            if step.echo_authorization:
+                message = f"{message or 'Rejected'} (Authorization: {self.headers.get('Authorization')})"
+            self._error(step.code, message, step.retry_after)
+        elif isinstance(step, Raw):
+            self._send(step.code, step.body.encode(), content_type=step.content_type)
+        elif isinstance(step, Trickle | KeepAlive | Flood | Events):
+            self._special_stream(step, body)
         elif body.get("stream"):
             self._stream(step.text, body, cut=isinstance(step, CutOff))
         else:
@@ -166,11 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(payload).encode(), cut=cut)
 
     def _stream(self, text: str, body: dict[str, Any], cut: bool) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         self._event(_envelope(body, "chat.completion.chunk", {"delta": {"role": "assistant", "content": ""}}))
         for piece in deltas(text):
             self._event(_envelope(body, "chat.completion.chunk", {"delta": {"content": piece}}))
@@ -185,12 +244,54 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")  # end of the chunked body
 
+    def _special_stream(self, step: Trickle | KeepAlive | Flood | Events, body: dict[str, Any]) -> None:
+        self._start_stream()
+        chunk = "chat.completion.chunk"
+        if isinstance(step, Events):
+            for event in step.events:
+                self._chunk(f"data: {event if isinstance(event, str) else json.dumps(event)}\n\n".encode())
+            if step.done:
+                self._chunk(b"data: [DONE]\n\n")
+            self._chunk(b"")
+            return
+        self._event(_envelope(body, chunk, {"delta": {"role": "assistant", "content": ""}}))
+        if isinstance(step, KeepAlive):
+            until = time.monotonic() + step.seconds
+            while time.monotonic() < until:
+                self._chunk(b": keep-alive\n\n")
+                if self.fake._stopping.wait(step.every):
+                    return
+            then = step.then or self.fake.default
+            text = then.text if isinstance(then, Reply) else ""
+            pieces = deltas(text) if text else []
+        elif isinstance(step, Trickle):
+            pieces = deltas(step.text)
+        else:
+            text = (step.word * (step.chars // len(step.word) + 1))[: step.chars]
+            pieces = [text[i : i + step.piece] for i in range(0, len(text), step.piece)]
+        for number, piece in enumerate(pieces):
+            if isinstance(step, Trickle) and number and self.fake._stopping.wait(step.every):
+                return
+            self._event(_envelope(body, chunk, {"delta": {"content": piece}}))
+        self._event(_envelope(body, chunk, {"delta": {}, "finish_reason": "stop"}))
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
     def _event(self, payload: dict[str, Any]) -> None:
         self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+        with self.fake._lock:
+            self.fake.sent_bytes += len(data)
 
     def _drop(self) -> None:
         """Close the socket abruptly, mid-body, the way a crashed server would."""
@@ -209,10 +310,17 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
         self._send(code, json.dumps({"error": error}).encode(), headers)
 
-    def _send(self, code: int, data: bytes, headers: dict[str, str] | None = None, cut: bool = False) -> None:
+    def _send(
+        self,
+        code: int,
+        data: bytes,
+        headers: dict[str, str] | None = None,
+        cut: bool = False,
+        content_type: str = "application/json",
+    ) -> None:
         """A JSON response; `cut` promises the whole body but sends half, then hangs up."""
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -237,3 +345,24 @@ def _usage(body: dict[str, Any], text: str) -> dict[str, int]:
     prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     completion = len(text.split())
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def chunk(content: str | None = None, finish_reason: str | None = None, choices: bool = True) -> dict[str, Any]:
+    """One streamed `chat.completion.chunk` payload, for `Events`; `choices=False` sends `choices: []`."""
+    delta = {} if content is None else {"content": content}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake",
+        "choices": [choice] if choices else [],
+    }
+
+
+def completion(text: str | None, choices: bool = True) -> str:
+    """A whole (non-streamed) `chat.completion` body as JSON text, for `Raw`."""
+    message = {"role": "assistant", "content": text}
+    choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+    body = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake"}
+    return json.dumps({**body, "choices": [choice] if choices else []})

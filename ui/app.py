@@ -16,6 +16,7 @@ from assistant.assistant import Assistant
 from assistant.errors import SettingsError
 from assistant.settings import Settings
 from ui import render
+from ui.auth import LoginThrottle, middleware
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
 
@@ -187,7 +188,8 @@ def serve(
     With `block=False` the server runs in a background thread and the launched app is returned
     (call `.close()` on it). `assistant` replaces the one built from `settings` (tests pass fakes).
     """
-    auth = parse_auth(settings.ui_auth)
+    credentials = parse_auth(settings.ui_auth)
+    auth = LoginThrottle(*credentials) if credentials else None  # wrong guesses back off (ui.auth)
     bot = assistant or Assistant(settings)
     app = build_app(bot)
     app.queue(default_concurrency_limit=CONCURRENCY)
@@ -206,5 +208,6 @@ def serve(
         ssr_mode=False,
         theme=theme(),
         css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
+        app_kwargs=middleware(),  # the client address, for the login backoff
     )
     return app

@@ -1,8 +1,15 @@
-"""Thumbs up/down to `<home>/feedback.jsonl`, and the conversation as a Markdown file."""
+"""Thumbs up/down to `<home>/feedback.jsonl`, and the conversation as a Markdown file.
+
+The export is opened in Markdown viewers that render inline HTML and follow links, and its
+text comes from entries, the model and the user: every piece is escaped (no tags, no link or
+image syntax of its own), and only http(s) and mailto links are written.
+"""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import tempfile
 import threading
 import uuid
@@ -54,30 +61,50 @@ def record_feedback(home: Path, turn: Turn, vote: str) -> Path:
     return path
 
 
+SAFE_SCHEMES = ("http://", "https://", "mailto:")
+_MD_LINK_CHARS = re.compile(r"([\\\[\]`])")
+_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f]")
+
+
 def _one_line(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
+def md_safe(text: Any) -> str:
+    """Text for the export: HTML escaped, and no `[...]` link or image, backslash or code span of its own."""
+    return _MD_LINK_CHARS.sub(r"\\\1", html.escape(str(text or ""), quote=False))
+
+
+def safe_url(url: Any) -> str | None:
+    """`url` when it is an http(s) or mailto link (made safe inside `(...)`); None otherwise
+    (javascript:, data:, vbscript:, relative or malformed links are dropped)."""
+    clean = _URL_UNSAFE.sub("", str(url or ""))
+    if not clean.lower().startswith(SAFE_SCHEMES):
+        return None
+    return clean.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
+
+
 def _numbered_text(text: str, numbering: Mapping[str, int]) -> str:
+    """The text escaped for the export (`md_safe`), each `[ID]` marker as its chip number `[n]`."""
     out, last = [], 0
     for start, end, ids in find_markers(text):
-        out.append(text[last:start])
+        out.append(md_safe(text[last:start]))
         out.append("".join(f"[{numbering[i]}]" for i in dict.fromkeys(ids) if i in numbering))
         last = end
-    out.append(text[last:])
+    out.append(md_safe(text[last:]))
     return "".join(out)
 
 
 def conversation_markdown(turns: Sequence[Turn], model: str = "", now: datetime | None = None) -> str:
     """Questions, answers (markers as chip numbers) and a numbered citation list per answer."""
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    byline = f"_Exported {stamp}" + (f" · model: {model}_" if model else "_")
+    byline = f"_Exported {stamp}" + (f" · model: {md_safe(_one_line(model))}_" if model else "_")
     lines = ["# Conversation with the ML systems assistant", "", byline, ""]
     for index, turn in enumerate(turns, start=1):
-        lines += [f"## {index}. {_one_line(turn.question)}", ""]
+        lines += [f"## {index}. {md_safe(_one_line(turn.question))}", ""]
         answer = turn.answer
         if not answer:
-            lines += [f"> Error: {_one_line(turn.error)}", ""]
+            lines += [f"> Error: {md_safe(_one_line(turn.error))}", ""]
             continue
         numbering = turn.numbering or number_citations(answer.text, answer.citations)
         lines += [_numbered_text(answer.text, numbering).strip(), ""]
@@ -85,12 +112,13 @@ def conversation_markdown(turns: Sequence[Turn], model: str = "", now: datetime 
         if cited:
             lines += ["**Citations**", ""]
             for number, c in cited:
-                title = _one_line(c.title or c.entry_id)
-                head = f"[{title}]({c.url})" if c.url else title
+                title = md_safe(_one_line(c.title or c.entry_id))
+                url = safe_url(c.url)
+                head = f"[{title}]({url})" if url else title
                 mark = " (unverified)" if not c.supported else ""
-                lines.append(f"{number}. {head} — `{c.entry_id}`{mark}")
+                lines.append(f"{number}. {head} — `{_one_line(c.entry_id).replace('`', '')}`{mark}")
                 if c.quote:
-                    lines.append(f"   > {_one_line(c.quote)}")
+                    lines.append(f"   > {md_safe(_one_line(c.quote))}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -7,6 +7,7 @@ turns, kept in a `gr.State`) is passed into each call, so concurrent users never
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import traceback
 
@@ -25,7 +26,11 @@ from ui.session import Session, Turn
 log = logging.getLogger(__name__)
 
 FILTERS = {"Both": None, "Concepts": "concept", "Abstracts": "abstract"}
-STREAM_EVERY = 0.05  # seconds between chat updates while an answer streams in
+# While an answer streams in, the chat is updated at most every STREAM_EVERY seconds and only when
+# its text changed; each update only appends to the message (no cursor, no re-rendered prefix), so
+# Gradio's diff sends just the new characters instead of the whole message again.
+STREAM_EVERY = 0.1
+BUSY = "Still answering your previous question - wait for it to finish, then ask again."
 
 
 def new_session() -> Session:
@@ -42,6 +47,20 @@ class ChatHandlers:
 
     def __init__(self, assistant: Assistant) -> None:
         self.assistant = assistant
+        self._answering: set[object] = set()  # sessions with an answer running: one each
+        self._answering_lock = threading.Lock()
+
+    def _claim(self, key: object) -> bool:
+        """Start an answer for session `key`; False while one is still running for it."""
+        with self._answering_lock:
+            if key in self._answering:
+                return False
+            self._answering.add(key)
+            return True
+
+    def _release(self, key: object) -> None:
+        with self._answering_lock:
+            self._answering.discard(key)
 
     def log_failure(self, what: str, subject: str) -> None:
         """Log the exception being handled, with its traceback, minus the API key and URL passwords."""
@@ -71,8 +90,25 @@ class ChatHandlers:
             out.append({"role": "assistant", "content": content})
         return out
 
-    def respond(self, question: str, session: Session, filter_label: str):
-        """Generator: the chat with the answer streaming in, then the verified answer and panels."""
+    def respond(self, question: str, session: Session, filter_label: str, request: gr.Request | None = None):
+        """Generator: the chat with the answer streaming in, then the verified answer and panels.
+
+        One answer runs per session: a second question while the first is answering is refused
+        (and stays in the box), so one user cannot take every answering slot. The answer's
+        deadline (ASSISTANT_ANSWER_DEADLINE, enforced in `assistant.models.calls`) frees the slot.
+        """
+        key = getattr(request, "session_hash", None) or id(session)
+        if not self._claim(key):
+            gr.Info(BUSY)
+            skip = gr.skip()
+            yield skip, skip, skip, skip, skip, skip, skip
+            return
+        try:
+            yield from self._respond(question, session, filter_label)
+        finally:
+            self._release(key)
+
+    def _respond(self, question: str, session: Session, filter_label: str):
         question = question or ""
         kind = FILTERS.get(filter_label)
         history = session.history()
@@ -81,7 +117,7 @@ class ChatHandlers:
         skip = gr.skip()
         yield self.messages(session, ""), session, "", skip, skip, skip, skip
         parts: list[str] = []
-        shown = 0.0
+        shown, shown_text = 0.0, ""
         try:
             for part in self._stream(question, history, kind):
                 if isinstance(part, Answer):
@@ -90,12 +126,15 @@ class ChatHandlers:
                     continue
                 parts.append(part)
                 if time.monotonic() - shown >= STREAM_EVERY:
-                    shown = time.monotonic()
-                    yield self.messages(session, "".join(parts)), session, skip, skip, skip, skip, skip
+                    text = "".join(parts)
+                    parts = [text]
+                    if render.partial_visible(text) != render.partial_visible(shown_text):
+                        shown, shown_text = time.monotonic(), text
+                        yield self.messages(session, text), session, skip, skip, skip, skip, skip
             if turn.answer is None:
                 raise RuntimeError("the answer stream ended without an Answer")
         except StreamCutOffError as err:
-            turn.error = f"{err} (partial reply: {err.partial[:300]})"
+            turn.error = f"{err} (partial reply: {render.shorten(err.partial, 300)})"
             turn.sources = retrieved_before(err)
         except AssistantError as err:
             turn.error = str(err) or render.GENERIC_ERROR
@@ -193,12 +232,17 @@ class ChatHandlers:
 
     # --- /chat API --------------------------------------------------------------------------
 
-    def chat_api(self, question: str, history: list | None = None) -> dict:
-        """Answer a question; history is a list of [role, text] pairs. Errors come back as {"error": ...}."""
+    def chat_api(self, question: str, history: list | None = None, request: gr.Request | None = None) -> dict:
+        """Answer a question; history is a list of [role, text] pairs. Errors come back as {"error": ...}.
+
+        As in the chat, one answer runs per client session at a time."""
         try:
             pairs = render.parse_history(history)
         except ValueError as err:
             return {"error": str(err)}
+        key = ("api", getattr(request, "session_hash", None) or object())
+        if not self._claim(key):
+            return {"error": BUSY}
         try:
             return render.api_payload(self.assistant.ask(question, pairs))
         except AssistantError as err:
@@ -206,3 +250,5 @@ class ChatHandlers:
         except Exception:
             self.log_failure("/chat for", str(question))
             return {"error": render.GENERIC_ERROR}
+        finally:
+            self._release(key)

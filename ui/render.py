@@ -129,10 +129,19 @@ def render_answer(answer: Answer, numbering: Mapping[str, int], turn: int | None
     return "\n\n".join(parts)
 
 
+def partial_visible(text: str) -> str:
+    """The part of a streaming reply that is shown: without a marker still being streamed."""
+    return strip_open_marker(text)
+
+
 def render_partial(text: str) -> str:
-    """A message still streaming: the text so far, markers numbered in order of appearance."""
-    visible = strip_open_marker(text)
-    return render_text(visible, number_citations(visible)) + " ▍"
+    """A message still streaming: the text so far, markers numbered in order of appearance.
+
+    Each render of a longer text starts with the render of the shorter one (no cursor at the
+    end, numbers that never change), so a streamed update is an append of the new part.
+    """
+    visible = partial_visible(text)
+    return render_text(visible, number_citations(visible))
 
 
 def render_error(message: str, sources: int = 0) -> str:

@@ -14,13 +14,23 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from assistant.errors import SettingsError
-from assistant.models.calls import OFFLINE_HINT, StreamCutOffError, complete, stream_reply
+from assistant.models.calls import (
+    OFFLINE_HINT,
+    Limits,
+    ReplyStream,
+    StreamCutOffError,
+    complete,
+    http_client,
+    stream_reply,
+)
 from assistant.models.text_reply import StubChatModel, TextReplyModel
 from assistant.redaction import PLACEHOLDER_KEY, guard_client_logs, redact, strip_userinfo
 from assistant.settings import Settings
 
 __all__ = [
     "ChatModel",
+    "Limits",
+    "ReplyStream",
     "StreamCutOffError",
     "StubChatModel",
     "TextReplyModel",
@@ -63,6 +73,9 @@ def make_chat_model(settings: Settings) -> ChatModel:
             streaming=True,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,  # the one retry policy: see assistant.models.calls
+            max_completion_tokens=settings.max_tokens,  # the server stops there; calls.py caps what is read too
+            # the deadline and the character cap: hooks that let an abandoned reply be stopped
+            http_client=http_client(Limits.from_settings(settings)),
             temperature=0,
         )
         return ChatModel(model, name, model_label(settings), rewrites_followups=True)

@@ -5,12 +5,31 @@ Retry policy, in one place: the `openai` client's own. ChatOpenAI gets `Settings
 exponential backoff, honouring `Retry-After`; nothing here retries again. What still fails
 becomes a one-line `ModelError` that names the fix; a stream that breaks after text was shown
 becomes `StreamCutOffError` carrying that text.
+
+Bounds, in one place too (`Limits`, from `Settings`): a whole reply, retries and backoff
+included, ends by `answer_deadline` seconds after the answer started - `ASSISTANT_TIMEOUT` is
+per read, so a model sending keep-alives or a token a second would otherwise hold the answer
+for minutes. The model is read by a worker thread; the caller waits on it only until the
+deadline, then abandons it and shuts the HTTP connection down, so the worker ends too. At most
+`max_chars` characters are read: past them the connection is closed and the reply is marked
+as cut. Every reply shape that is not a chat completion (malformed events, an empty reply, a
+stream ending without its finish marker, JSON or an HTML page where a stream was asked for)
+becomes one clear `ModelError` or a marked partial (`StreamCutOffError`), never an empty reply
+that would read as a refusal.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import contextvars
+import functools
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from langchain_core import exceptions as lc
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -18,9 +37,27 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from assistant.errors import ModelError
 from assistant.redaction import redact, strip_userinfo
 
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+
 OFFLINE_HINT = "set ASSISTANT_MODEL=extractive"
 CUT_OFF_MESSAGE = "The model's reply was cut off half-way - ask again"
+ENDED_EARLY_MESSAGE = "The model's reply ended without its end marker, so it may be incomplete - ask again"
 _CLIENT_MODULES = {"openai", "httpx", "httpx2", "httpcore", "httpcore2", "h11"}
+COMPLETE_SHARE = 1 / 3  # of the deadline, for a short `complete` call (rewriting a follow-up)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long a reply may take and how much of it is read (see the module docstring)."""
+
+    deadline: float = 90.0  # seconds for a whole reply, retries included
+    max_chars: int = 6400  # characters read; the rest is not read at all
+    max_tokens: int = 800  # asked of the server (only for the record here: the client sends it)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        return cls(settings.answer_deadline, settings.max_reply_chars, settings.max_tokens)
 
 
 class StreamCutOffError(ModelError):
@@ -31,41 +68,324 @@ class StreamCutOffError(ModelError):
         self.partial = partial
 
 
-def stream_reply(model: BaseChatModel, messages: LanguageModelInput) -> Iterator[str]:
-    """Yield the reply's text deltas; a failure raises `ModelError` (or `StreamCutOffError` after text)."""
-    received: list[str] = []
+# --- the HTTP side: an httpx client whose requests an abandoned call can stop --------------------
+
+
+class _Abandoned(BaseException):
+    """Raised in a worker's HTTP hooks once its caller has gone: a BaseException, so that the
+    openai client passes it through instead of retrying it as a connection error."""
+
+
+class _Call:
+    """One reply being read by a worker thread; `abandon` stops it from any thread."""
+
+    def __init__(self, deadline_at: float) -> None:
+        self.deadline_at = deadline_at  # time.monotonic()
+        self.abandoned = threading.Event()
+        self.content_types: list[str] = []  # of each HTTP response (retries make several)
+        self.asked_stream = False  # the last request asked for a stream of events
+        self._sockets: list[socket.socket] = []  # of the responses being read, while the worker runs
+        self._done = False
+        self._lock = threading.Lock()
+
+    def remaining(self) -> float:
+        return self.deadline_at - time.monotonic()
+
+    @property
+    def over_http(self) -> bool:
+        return bool(self.content_types)
+
+    def add_socket(self, sock: socket.socket) -> None:
+        with self._lock:
+            if not self._done:
+                self._sockets.append(sock)
+        if self.abandoned.is_set():
+            self.abandon()
+
+    def done(self) -> None:
+        """The worker has finished: its connections are back in the pool, for other calls to use."""
+        with self._lock:
+            self._done, self._sockets = True, []
+
+    def abandon(self) -> None:
+        """Stop the worker: hooks refuse new requests, and a read in progress is woken by shutting its
+        socket down (closing a socket does not wake a thread blocked reading it; shutdown does)."""
+        self.abandoned.set()
+        with self._lock:
+            sockets, self._sockets = ([] if self._done else self._sockets), []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+_worker = threading.local()  # .call: the _Call the current worker thread is reading
+
+
+def _on_request(request: Any) -> None:
+    call: _Call | None = getattr(_worker, "call", None)
+    if call is None:
+        return
+    remaining = call.remaining()
+    if call.abandoned.is_set() or remaining <= 0:
+        raise _Abandoned()
+    content = b""
+    with contextlib.suppress(Exception):  # a body still to be streamed has no .content yet
+        content = bytes(request.content)
+    call.asked_stream = b'"stream":true' in content.replace(b" ", b"")
+    # no single wait (connect, a read, the pool) may outlast the deadline
+    timeout = dict(request.extensions.get("timeout") or {})
+    for name in ("connect", "read", "write", "pool"):
+        value = timeout.get(name)
+        timeout[name] = remaining if value is None else min(value, remaining)
+    request.extensions["timeout"] = timeout
+
+
+def _on_response(response: Any) -> None:
+    call: _Call | None = getattr(_worker, "call", None)
+    if call is None:
+        return
+    call.content_types.append(response.headers.get("content-type", "").split(";")[0].strip().lower())
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        call.add_socket(sock)
+
+
+@functools.cache
+def http_client(limits: Limits) -> Any:
+    """The httpx client the factory gives ChatOpenAI: the openai SDK's defaults, plus the hooks that
+    let an abandoned reply be stopped. It carries `limits`, so every call on the model knows them.
+
+    One per `Limits`, shared by the models that have them and kept for the process, as LangChain
+    keeps its default clients: the connection pool outlives any one model."""
+    from openai import DefaultHttpxClient
+
+    class Client(DefaultHttpxClient):
+        assistant_limits = limits
+
+    return Client(event_hooks={"request": [_on_request], "response": [_on_response]})
+
+
+def limits_of(model: BaseChatModel) -> Limits:
+    """The limits the factory attached to `model`'s HTTP client; the defaults for other models."""
+    limits = getattr(getattr(model, "http_client", None), "assistant_limits", None)
+    return limits if isinstance(limits, Limits) else Limits()
+
+
+# --- the worker and the caller ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Piece:
+    text: str
+
+
+@dataclass(frozen=True)
+class _End:
+    finish_reason: str | None
+    capped: bool = False
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+def _pump(call: _Call, produce: Callable[[], Iterable[Any]], out: queue.SimpleQueue, max_chars: int) -> None:
+    """Worker thread: read the model's chunks into `out` until the end, the cap or abandonment."""
+    _worker.call = call
+    size, finish_reason = 0, None
+    chunks: Iterator[Any] | None = None
     try:
-        # closing() releases the HTTP response at once when the caller stops reading early
-        with contextlib.closing(model.stream(messages)) as chunks:  # type: ignore[type-var]
-            for chunk in chunks:
-                text = str(chunk.text)
-                if text:
-                    received.append(text)
-                    yield text
-    except ModelError:
-        raise
-    except Exception as err:
-        if received:
-            raise StreamCutOffError("".join(received)) from err
-        raise translate(err, model) from err
+        chunks = iter(produce())
+        for chunk in chunks:
+            if call.abandoned.is_set():
+                return
+            metadata = getattr(chunk, "response_metadata", None) or {}
+            finish_reason = metadata.get("finish_reason") or finish_reason
+            text = str(chunk.text)
+            if not text:
+                continue
+            if size + len(text) > max_chars:
+                out.put(_Piece(text[: max_chars - size]))
+                out.put(_End(finish_reason, capped=True))
+                return  # closing the stream (below) releases its HTTP response unread
+            size += len(text)
+            out.put(_Piece(text))
+        out.put(_End(finish_reason))
+    except BaseException as error:  # handed to the caller, who decides what it means
+        if not isinstance(error, _Abandoned):
+            out.put(_Failed(error))
+    finally:
+        with contextlib.suppress(Exception, _Abandoned):
+            getattr(chunks, "close", lambda: None)()
+        call.done()
+        _worker.call = None
 
 
-def complete(model: BaseChatModel, messages: LanguageModelInput) -> str:
-    """The whole reply at once, with the same failure messages as `stream_reply`."""
-    try:
-        return str(model.invoke(messages).text)
-    except ModelError:
-        raise
-    except Exception as err:
-        raise translate(err, model) from err
+class ReplyStream(Iterator[str]):
+    """The text deltas of one reply, read by a worker within the limits.
+
+    After the iteration, `notes` says how the reply was shortened (the token limit, the character
+    cap), for the answer to carry; `finish_reason` is what the server said ended it.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        produce: Callable[[], Iterable[Any]],
+        limits: Limits,
+        deadline_at: float,
+    ) -> None:
+        self.model = model
+        self.limits = limits
+        self.notes: list[str] = []
+        self.finish_reason: str | None = None
+        self._call = _Call(deadline_at)
+        self._produce = produce
+        self._gen = self._read()
+
+    def __next__(self) -> str:
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+
+    def _read(self) -> Generator[str, None, None]:
+        call, out = self._call, queue.SimpleQueue()  # type: ignore[var-annotated]
+        context = contextvars.copy_context()  # LangChain's callbacks and tracing live in context variables
+        worker = threading.Thread(
+            target=context.run,
+            args=(_pump, call, self._produce, out, self.limits.max_chars),
+            name="model-reply",
+            daemon=True,
+        )
+        received: list[str] = []
+        worker.start()
+        try:
+            while True:
+                remaining = call.remaining()
+                try:
+                    if remaining <= 0:
+                        raise queue.Empty
+                    item = out.get(timeout=remaining)
+                except queue.Empty:
+                    raise self._deadline_error("".join(received)) from None
+                if isinstance(item, _Piece):
+                    received.append(item.text)
+                    yield item.text
+                elif isinstance(item, _End):
+                    self._finish(item, "".join(received))
+                    return
+                else:
+                    self._fail(item.error, "".join(received))
+        finally:
+            call.abandon()  # a no-op when the worker is done; else it stops reading at once
+
+    def _finish(self, end: _End, text: str) -> None:
+        self.finish_reason = end.finish_reason
+        if not text.strip():
+            raise ModelError(redact(self._not_a_reply() or self._empty(), _api_key(self.model)))
+        if end.capped:
+            self.notes.append(
+                f"The model's reply passed {self.limits.max_chars:,} characters; it was cut there and the rest"
+                " was not read."
+            )
+        elif end.finish_reason == "length":
+            self.notes.append(
+                f"The model's reply reached the {self.limits.max_tokens}-token limit (ASSISTANT_MAX_TOKENS)"
+                " and ends there."
+            )
+        elif self._call.over_http and end.finish_reason is None:
+            # an OpenAI-wire stream always ends with a finish_reason; without it the reply is incomplete
+            raise StreamCutOffError(text, ENDED_EARLY_MESSAGE)
+
+    def _fail(self, error: BaseException, text: str) -> None:
+        if isinstance(error, ModelError):
+            raise error
+        if text:
+            raise StreamCutOffError(text) from error
+        if not isinstance(error, Exception):
+            raise error  # KeyboardInterrupt and the like
+        raise translate(error, self.model, self._call) from error
+
+    def _deadline_error(self, text: str) -> ModelError:
+        seconds = f"{self.limits.deadline:g}s (ASSISTANT_ANSWER_DEADLINE)"
+        if text:
+            return StreamCutOffError(text, f"The model was still replying after {seconds}; its reply was cut off")
+        return ModelError(
+            f"{_who(self.model)} did not reply within {seconds} - it may be overloaded; ask again, or {OFFLINE_HINT}"
+        )
+
+    def _empty(self) -> str:
+        return f"{_who(self.model)} sent an empty reply - ask again, or {OFFLINE_HINT}"
+
+    def _not_a_reply(self) -> str | None:
+        return _not_a_reply(self.model, self._call)
 
 
-def translate(err: Exception, model: BaseChatModel) -> ModelError:
+def _deadline_at(limits: Limits, started: float | None, share: float = 1.0) -> float:
+    """The monotonic time the reply must end by; `started` is a `time.perf_counter()` of the answer's start."""
+    now = time.monotonic()
+    spent = time.perf_counter() - started if started is not None else 0.0
+    return now + max(0.0, limits.deadline * share - spent)
+
+
+def stream_reply(
+    model: BaseChatModel,
+    messages: LanguageModelInput,
+    *,
+    started: float | None = None,
+    limits: Limits | None = None,
+) -> ReplyStream:
+    """The reply's text deltas; a failure raises `ModelError` (or `StreamCutOffError` after text).
+
+    The reply ends by `limits.deadline` seconds after `started` (a `time.perf_counter()`, default
+    now); `limits` default to the ones the factory attached to the model.
+    """
+    limits = limits or limits_of(model)
+    return ReplyStream(model, lambda: model.stream(messages), limits, _deadline_at(limits, started))
+
+
+def complete(model: BaseChatModel, messages: LanguageModelInput, *, limits: Limits | None = None) -> str:
+    """The whole reply at once, with the same failure messages as `stream_reply`, in a third of the deadline."""
+    limits = limits or limits_of(model)
+    reply = ReplyStream(model, lambda: [model.invoke(messages)], limits, _deadline_at(limits, None, COMPLETE_SHARE))
+    return "".join(reply)
+
+
+# --- failure messages ---------------------------------------------------------------------------
+
+
+def translate(err: Exception, model: BaseChatModel, call: _Call | None = None) -> ModelError:
     """A model failure as a one-line `ModelError`; anything else (a bug) is re-raised as it is."""
     message = _message(err, model)
+    if message is None and call is not None and call.over_http:
+        # the server answered, and the client could not make a reply of it
+        message = _not_a_reply(model, call) or (
+            f"{_who(model)} sent a reply that is not a valid chat completion ({type(err).__name__})"
+            f" - check that it is OpenAI-compatible, or {OFFLINE_HINT}"
+        )
     if message is None:
         raise err  # not a model failure but a bug: let it surface with its traceback
     return ModelError(redact(message, _api_key(model)))
+
+
+def _not_a_reply(model: BaseChatModel, call: _Call) -> str | None:
+    """A message when the server answered with something other than chat-completion JSON or events."""
+    kinds = [kind for kind in call.content_types if kind not in ("text/event-stream", "application/json")]
+    if not kinds and call.asked_stream and call.content_types[-1:] == ["application/json"]:
+        return (
+            f"{_who(model)} answered with one JSON document where a stream of events was asked for - check that"
+            f" the server supports streaming (stream=true), or {OFFLINE_HINT}"
+        )
+    if not kinds:
+        return None
+    what = "an HTML page" if "html" in kinds[-1] else f"a {kinds[-1] or 'untyped'} document"
+    return (
+        f"{_who(model)} answered with {what} instead of a chat completion - check that OPENAI_BASE_URL is the"
+        f" server's OpenAI-compatible address (ending in /v1), or {OFFLINE_HINT}"
+    )
 
 
 def _message(err: BaseException, model: BaseChatModel) -> str | None:
