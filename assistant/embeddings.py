@@ -68,7 +68,12 @@ class OpenAIEmbedder:
         self.name = f"openai:{model}"
         from pydantic import SecretStr
 
-        self._model = OpenAIEmbeddings(model=model, api_key=SecretStr(api_key or "not-needed"), base_url=base_url)
+        self._model = OpenAIEmbeddings(
+            model=model,
+            api_key=SecretStr(api_key or "not-needed"),
+            base_url=base_url,
+            check_embedding_ctx_length=False,  # otherwise it fetches a tokenizer at run time; chunks are small
+        )
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self._model.embed_documents(texts)
