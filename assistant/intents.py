@@ -13,6 +13,12 @@ import re
 ASKS_FOR_A_NAME = re.compile(
     r"\bcalled\s*\??\s*$|\bwhat(?:'s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
     r"|\b(?:term|name|word) (?:for|is)\b|\bis there a (?:name|term|word)\b|\bwhat(?:'s| is) (?:the|its|that) name\b"
+    r"|\b(?:another|other|different|its own|a second) (?:name|term|word)s?\b|\balso (?:called|known as)\b"
+)
+# asks for another name of a thing already named ("what is it also called?", "another name for DQN")
+ASKS_FOR_ANOTHER_NAME = re.compile(
+    r"\balso (?:called|known as)\b|\b(?:another|other|different|a second) (?:name|term|word)s?\b|\balias(?:es)?\b"
+    r"|\babbreviat\w*|\bstands? for\b|\bshort for\b|\bfull name\b"
 )
 COMPARE = re.compile(
     r"\b(?:difference|differences|differ|distinguish|compare|comparison|contrast|versus|vs\.?)\b"

@@ -135,6 +135,10 @@ class FakeOpenAI:
         with self._lock:
             self._queue.extend(steps)
 
+    def step_for(self, body: dict) -> Step:
+        """The step that answers this request body: the next scripted one (subclasses may look at the body)."""
+        return self.next_step()
+
     def next_step(self) -> Step:
         with self._lock:
             return self._queue.popleft() if self._queue else self.default
@@ -193,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"Unknown path {self.path}")
             return
         try:
-            self._play(self.fake.next_step(), body)
+            self._play(self.fake.step_for(body), body)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout, a deadline, a cap)
             with self.fake._lock:
                 self.fake.hangups += 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage
 
 from assistant.context import own_words, parse_blocks, split_prompt
-from assistant.intents import compare_sides, intent_of, subject_of
+from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, intent_of, subject_of
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, rarity, split_sentences
@@ -218,8 +218,27 @@ def followed(view: EntryView, views: list[EntryView]) -> EntryView:
     return named(views, POINTER.sub("", first.text).strip(" .:")) or view
 
 
+def other_names(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is it also called?": the page's own aliases, or an entry that is a synonym of it."""
+    concepts = [v for v in views if v.kind == "concept"][:4]
+    if not concepts:
+        return []
+    if concepts[0].is_pointer:
+        return []  # "another word for step size": the entry it points to is the other name
+    subject = concepts[0]
+    aliases = next((c for c in subject.sentences if c.text.startswith("Also known as")), None)
+    if aliases is not None:
+        return [cite(aliases.text, subject.entry_id)]
+    for view in views:
+        if view is not subject and view.is_pointer and followed(view, views) is subject and view.definition:
+            return [cite(f"{view.title}: {view.definition.text}", view.entry_id)]
+    return []
+
+
 def name_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
     """ "What is this called?": the concept's name first, its definition as the evidence."""
+    if ASKS_FOR_ANOTHER_NAME.search(question.lower()) and (also := other_names(question, views, score)):
+        return also
     concepts = [v for v in views if v.kind == "concept"][:4]
     if not concepts:
         return []
