@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.prompts import ChatPromptTemplate
 
@@ -19,7 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, format_history, refers_back, rule_condense
 from assistant.index import Index
-from assistant.intents import intent_of
+from assistant.intents import QUOTED, intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -129,9 +129,23 @@ class AnswerChain:
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
     def retrieve(self, query: str, kind: str | None = None) -> Retrieval:
-        """Search for the question; one that asks what a thing is or is called prefers concept pages."""
-        prefer = "concept" if intent_of(own_words(query)) in ("name", "definition") else None
-        return self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer)
+        """Search for the question; one that asks what a thing is or is called prefers concept pages.
+
+        A term the asker quotes in a definition question ("people say it's 'overfit', what does that
+        mean?") is what it is about: the concept page a search for the term alone finds first leads.
+        """
+        asked = own_words(query)
+        intent = intent_of(asked)
+        prefer = "concept" if intent in ("name", "definition") else None
+        found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer)
+        quoted = QUOTED.search(asked)
+        if intent == "definition" and quoted and kind in (None, "concept"):
+            term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
+            if term:
+                rest = [s for s in found.sources if s.entry_id != term[0].entry_id]
+                ranked = [replace(term[0], rank=1), *(replace(s, rank=n) for n, s in enumerate(rest, start=2))]
+                found = Retrieval(ranked[: self.settings.top_k], found.confidence)
+        return found
 
     def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
         """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""

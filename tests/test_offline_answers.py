@@ -170,3 +170,11 @@ def test_end_to_end_on_the_seed_corpus(seed_assistant: Assistant) -> None:
     assert called.text.startswith("GPU: ") and called.citations[0].entry_id == "MLD-0472"
     caveat = seed_assistant.ask("What caveat does a GPU have?")
     assert "memory" in caveat.text.splitlines()[0].lower() and caveat.citations[0].supported
+
+
+def test_a_quoted_term_in_a_definition_question_leads_the_sources(seed_assistant: Assistant) -> None:
+    answer = seed_assistant.ask(
+        "my teammate keeps saying we should just use a 'GPU' - what does that mean in plain terms?"
+    )
+    assert answer.sources[0].entry_id == "MLD-0472" and answer.sources[0].rank == 1
+    assert answer.citations[0].entry_id == "MLD-0472" and "parallel" in answer.text.lower()
