@@ -40,8 +40,8 @@ from assistant.lock import SyncLock
 from assistant.offline import offline_environment
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
-from assistant.store import REBUILD, Store, StoredEntry, vector_id
-from assistant.text import lexical_tokens
+from assistant.store import REBUILD, Store, StoredEntry, lexical_index, vector_id
+from assistant.text import LEXICAL_TOKENS, lexical_tokens
 from assistant.types import Chunk, Entry, Problem
 
 EMBED_BATCH = 256  # chunks per encoder call; the encoder batches internally
@@ -137,6 +137,7 @@ class Index:
             "format": FORMAT_VERSION,
             "embeddings": self.embedder_name,
             "chunking": self.chunker.settings(),
+            "lexical": LEXICAL_TOKENS,
         }
 
     def reload(self) -> None:
@@ -460,12 +461,14 @@ class Index:
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
         knowledge = [Path(p).as_posix() for p in (paths or self.settings.knowledge)]
         manifest = self.store.manifest() or {}
+        lexical_fits = manifest.get("lexical") == LEXICAL_TOKENS  # else an older tokenizer's index: rebuilt
         same_rows = [(e, item.hash) for e, item in fresh.items()] == [(e, i.hash) for e, i in self.entries.items()]
         # the committed generation already is this state: nothing to rewrite, but Chroma may have drifted
         same_state = bool(
             same_rows
             and self.generation
             and manifest.get("knowledge") == knowledge
+            and lexical_fits
             and all(item.entry == self.entries[e].entry for e, item in fresh.items())
         )
         committed = set(self._by_vector)
@@ -492,7 +495,7 @@ class Index:
                 "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             }
             # the same chunks in the same order: the lexical index of this generation still fits
-            lexical_from = self.generation if same_rows else None
+            lexical_from = self.generation if same_rows and lexical_fits else None
             try:
                 self.store.commit(fresh, self.generation + 1, manifest, lexical_from=lexical_from)
             except OSError as error:  # a full disk before the manifest was replaced: the old generation stands
@@ -673,6 +676,10 @@ class Index:
                 import bm25s
 
                 path = self.store.lexical_dir(self.generation)
+                if (self.store.manifest() or {}).get("lexical") != LEXICAL_TOKENS:
+                    # built with an older tokenizer: rebuilt in memory (a second for 4,000 chunks) until a sync
+                    self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self._rows])
+                    return self._lexical
                 try:
                     self._lexical = bm25s.BM25.load(str(path))
                 except Exception as error:  # missing or damaged files of the committed generation ...

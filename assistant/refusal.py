@@ -111,7 +111,7 @@ class Thresholds:
     question's words in no entry at all (sourdough, Wimbledon, salaries in Berlin)."""
 
     clear_miss: float = 0.20
-    unknown_words: float = 0.30
+    unknown_words: float = 0.35
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ class Settings:
     # the refusal decision (assistant/refusal.py, README "Refusals"): retrieval confidence below
     # this is a clear miss; fitted on the calibration half of knowledge/questions/realistic.jsonl
     refusal_threshold: float = 0.20
-    refusal_unknown_words: float = 0.30  # a question with this share of words no entry has is a clear miss
+    refusal_unknown_words: float = 0.35  # a question with this share of words no entry has is a clear miss
     # openai-compatible model behaviour
     request_timeout: float = 30.0  # per read: a model that keeps sending can go on past it ...
     max_retries: int = 2

@@ -180,7 +180,6 @@ class Store:
 
 def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:
     """A bm25s index over every chunk, in store order (row i = i-th chunk of the store)."""
-    import bm25s
 
     texts = [lexical_tokens(chunk.text) for item in stored.values() for chunk in item.chunks]
     if directory.exists():
@@ -188,6 +187,13 @@ def build_lexical(stored: dict[str, StoredEntry], directory: Path) -> None:
     if not texts:
         directory.mkdir(parents=True)
         return
+    lexical_index(texts).save(str(directory))
+
+
+def lexical_index(texts: list[list[str]]) -> Any:
+    """A bm25s index over token lists (row i = texts[i])."""
+    import bm25s
+
     retriever = bm25s.BM25()
     retriever.index(texts, show_progress=False)
-    retriever.save(str(directory))
+    return retriever

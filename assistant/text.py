@@ -171,24 +171,24 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1)
+def snowball():
+    """The English Snowball stemmer (PyStemmer): maintained, and the one bm25s documents."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+ACRONYM_PLURAL = re.compile(r"^(?:[^aeiouy]+|[a-z]pu)s$")  # llms, dnns, gpus: Snowball keeps the "s"
+
+
 @lru_cache(maxsize=1 << 16)  # a corpus has a few ten thousand distinct words; stemming each once
 def stem(word: str) -> str:
-    """A light suffix stripper: `serverlessly`, `GPUs`, `batching` meet `serverless`, `GPU`, `batch`."""
-    if len(word) == 4 and word.endswith("pus"):  # GPUs, TPUs, CPUs, NPUs
-        return word[:3]
-    if word.endswith(("ss", "us", "is")) or not word.isalpha():
-        return word
-    for suffix, replacement, shortest in SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= shortest:
-            return (
-                stem(word[: len(word) - len(suffix)] + replacement)
-                if suffix == "ly"
-                else (word[: len(word) - len(suffix)] + replacement)
-            )
-    return word
-
-
-SUFFIXES = (("ies", "y", 3), ("ly", "", 5), ("ing", "", 4), ("ed", "", 4), ("s", "", 3))
+    """Snowball's stem, so `overfit` meets `overfitting` and `batching` meets `batches`; an
+    acronym's plural (`GPUs`, `LLMs`) meets its singular, which Snowball leaves apart."""
+    if len(word) > 2 and ACRONYM_PLURAL.match(word):
+        return word[:-1]
+    return str(snowball().stemWord(word))
 
 
 def stems(text: str) -> list[str]:
@@ -198,6 +198,9 @@ def stems(text: str) -> list[str]:
 def rarity(documents: int, frequency: int) -> float:
     """How much a word says: log(1 + N / (1 + df)); a word no document has weighs most."""
     return math.log(1 + documents / (1 + frequency))
+
+
+LEXICAL_TOKENS = "snowball-english"  # recorded in the manifest: a lexical index built otherwise is rebuilt
 
 
 def lexical_tokens(text: str) -> list[str]:

@@ -246,6 +246,25 @@ def test_index_with_other_chunking_asks_for_a_rebuild(synced: Synced) -> None:
         Index(synced.settings.with_(chunk_tokens=120), embedder=FakeEmbeddings()).sync(progress=False)
 
 
+def test_a_lexical_index_from_another_tokenizer_is_rebuilt_without_reembedding(synced: Synced) -> None:
+    """An index from before the Snowball stemmer answers at once and the next sync refreshes it."""
+    manifest_path = synced.settings.home / "index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    old_generation = manifest["generation"]
+    manifest_path.write_text(json.dumps({**manifest, "lexical": "suffix-stripper"}))
+    stale = synced.settings.home / "index" / f"lexical-{old_generation}"
+    for path in stale.iterdir():  # the old tokenizer's index: no term Snowball would look up
+        path.unlink()
+    reopened = Index(synced.settings, embedder=FakeEmbeddings())
+    assert reopened.lexical("batching serverless inference", 3)[0][0].entry_id == SERVERLESS
+    fake = FakeEmbeddings()
+    report = Index(synced.settings, embedder=fake).sync(progress=False)
+    assert (report.unchanged, fake.embedded) == (60, 0)  # no vector is encoded again
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["lexical"] == "snowball-english" and manifest["generation"] == old_generation + 1
+    assert Index(synced.settings, embedder=FakeEmbeddings()).lexical("serverless", 3)[0][0].entry_id == SERVERLESS
+
+
 def test_rebuild_with_another_embedding_model(synced: Synced) -> None:
     other = FakeEmbeddings(name="fake:other-model")
     report = Index(synced.settings, embedder=other).sync(rebuild=True, progress=False)
