@@ -7,7 +7,12 @@ audit than a learned model, and each list has one job in `assistant.support`:
   proposes"); they never count for or against a claim.
 - LIGHT words carry little of the claim's meaning ("typically", "helps", "approach"); a claim
   may add them freely.
-- SYNONYMS let a paraphrase use another common word for the same thing.
+- SYNONYMS let a paraphrase use another common word for the same thing (one group per word).
+- RELATED words may stand in for one another in a claim, one pair at a time (a word may be in
+  several groups, and relatedness is not passed on: "scale" is related to "grow" and to
+  "size", "grow" is not related to "size"). Chosen from the words ML abstracts use most,
+  with the plain words an answer tends to put in their place.
+- PHRASES are rewritten before anything else ("takes advantage of" -> "leverages").
 - NEGATIONS flip the polarity of the words that follow them.
 - OPPOSITES are sides that exclude each other (fast/slow, increase/decrease, linear/quadratic);
   a claim that states one side where its quote states another contradicts it.
@@ -45,7 +50,7 @@ LIGHT = _words(
     significant significantly substantially greatly considerably notably important importantly crucial
     critical essential primary principal central core basic simple simply practical practically
     effectively efficiently clearly new novel so called based upon onto toward towards along versus
-    kept keep keeps work works something find finds found besides raw sheer mere merely
+    kept keep keeps work works something find finds found besides raw sheer mere merely effect effects
     partly partially aim aims aimed target targets targeted whose whom whatever itself themselves unless
     until onto part parts portion achieve achieves achieved reach reaches reached attain attains
     obtain obtains under over inside outside along amid throughout beside out off try tries tried attempt
@@ -111,6 +116,58 @@ SYNONYM_GROUPS = (
     "restricted bound bounded cap caps capped",
     "concurrent concurrently parallel simultaneous simultaneously",
 )
+
+# each group: words an answer may use for one another (not transitive across groups); the words
+# are those of the corpus's most frequent content words that have common paraphrases, never two
+# sides of an opposition (see OPPOSITE_GROUPS) and never names
+RELATED_GROUPS = (
+    "use uses used using utilize utilizes utilized utilizing leverage leverages leveraged leveraging harness "
+    "harnesses harnessing exploit exploits exploiting employ employs employing apply applies applied applying "
+    "adopt adopts adopted",
+    "rely relies relying depend depends depending",
+    "huge enormous immense vast massive gigantic",
+    "combined aggregate aggregated total joint collective",
+    "scale scales scaling grow grows growing",
+    "standard dominant prevailing mainstream default",
+    "hurt hurts harm harms compromise compromises degrade degrades damage damages worsen worsens",
+    "move moves moving transfer transfers transferring migrate migrates ship ships send sends",
+    "add adds adding introduce introduces incur incurs impose imposes",
+    "strong superior excellent remarkable impressive outstanding",
+    "run runs running deploy deploys deploying deployed serve serves serving host hosts hosting operate operates",
+    "remain remains remained still continue continues persist persists",
+    "system systems framework frameworks platform platforms solution solutions infrastructure",
+    "pressure consumption usage footprint demand demands",
+    "chip chips processor processors",
+    "operation operations op ops computation computations",
+    "various diverse varied assorted",
+    "build builds built develop develops developed create creates created construct constructs constructed "
+    "implement implements implemented",
+    "difficulty difficulties obstacle obstacles hurdle hurdles roadblock roadblocks challenge challenges",
+    "limited scarce finite insufficient",
+    "break breaks split splits decompose decomposes",
+    "node nodes machine machines computer computers server servers host hosts",
+    "biggest main primary major chief principal",
+    "iteration iterations step steps round rounds",
+    "slash slashes trim trims shrink shrinks reduce reduces",
+    "cope copes manage manages handle handles address addresses",
+)
+# multi-word phrases and the word an entry would use, rewritten in claims and entries alike
+PHRASES = (
+    (r"\btak(?:e|es|ing|en)\s+advantage\s+of\b", "leverages"),
+    (r"\bmak(?:e|es|ing)\s+use\s+of\b", "uses"),
+    (r"\bde[\s-]+facto\b", "standard"),
+    (r"\bon\s+the\s+fly\b", "dynamically"),
+    (r"\bthanks\s+to\b", "due to"),
+    (r"\ba\s+lot\s+of\b|\blots\s+of\b", "much"),
+    (r"\ba\s+number\s+of\b", "several"),
+)
+
+# nouns that, after "the", "this" or "our", refer to what the entry presents ("the framework")
+REFERENTS = _words(
+    """framework frameworks system systems method approach technique tool design scheme algorithm
+    architecture solution platform"""
+)
+REFERRING = _words("the this its our their")
 
 NEGATIONS = _words(
     "not no never none nothing neither nor cannot without rarely seldom hardly barely unable lack lacks "
@@ -178,6 +235,10 @@ OPPOSITE_GROUPS = (
         "logarithmic logarithmically",
     ),
     ("add adds added", "multiply multiplies multiplied", "subtract subtracts", "divide divides divided"),
+    (
+        "add adds added introduce introduces incur incurs impose imposes",
+        "remove removes removed eliminate eliminates eliminated avoid avoids avoided",
+    ),
     ("input inputs", "output outputs"),
     ("true", "false"),
 )
@@ -251,6 +312,30 @@ def canonical_stems(key: Callable[[str], str]) -> dict[str, str]:
         for member in members:
             out.setdefault(member, members[0])
     return out
+
+
+def canonical_words(key: Callable[[str], str]) -> dict[str, str]:
+    """A listed word (as written) -> the key of its own synonym group.
+
+    Looked up before the stem: "massively" is listed with "highly", while its stem is also
+    the stem of "massive", listed with "large".
+    """
+    out: dict[str, str] = {}
+    for group in SYNONYM_GROUPS:
+        words = group.split()
+        for word in words:
+            out.setdefault(word, key(words[0]))
+    return out
+
+
+def related_index(key: Callable[[str], str]) -> dict[str, frozenset[str]]:
+    """key of a word -> the keys of the words related to it (see RELATED_GROUPS)."""
+    out: dict[str, set[str]] = {}
+    for group in RELATED_GROUPS:
+        keys = {key(w) for w in group.split()}
+        for member in keys:
+            out.setdefault(member, set()).update(keys - {member})
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def opposite_index() -> tuple[dict[str, list[tuple[int, int]]], dict[tuple[int, int], frozenset[str]]]:

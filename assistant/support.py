@@ -47,9 +47,14 @@ from assistant.lexicon import (
     NO_NEED,
     NOT_NEGATING,
     NUMBER_WORDS,
+    PHRASES,
+    REFERENTS,
+    REFERRING,
     UNITS,
     canonical_stems,
+    canonical_words,
     opposite_index,
+    related_index,
 )
 from assistant.text import STOPWORDS, split_sentences, stem
 from assistant.types import Entry
@@ -172,6 +177,8 @@ def normalise(text: str) -> str:
     text = re.sub(r"n't\b", " not", text)
     for pattern in NOT_NEGATING:
         text = re.sub(pattern, " ", text, flags=re.I)
+    for pattern, replacement in PHRASES:
+        text = re.sub(pattern, replacement, text, flags=re.I)
     return re.sub(NO_NEED, "no need", text, flags=re.I)
 
 
@@ -191,12 +198,18 @@ def base_key(word: str) -> str:
 
 
 CANONICAL = canonical_stems(base_key)
+CANONICAL_WORDS = canonical_words(base_key)
 
 
 def key_of(word: str) -> str:
-    """The word's stem folded onto its synonym group."""
+    """The word's stem folded onto its synonym group (a listed word onto its own group)."""
+    if word in CANONICAL_WORDS:
+        return CANONICAL_WORDS[word]
     base = base_key(word)
     return CANONICAL.get(base, base)
+
+
+RELATED = related_index(key_of)
 
 
 LIGHT_KEYS = frozenset(base_key(w) for w in LIGHT)
@@ -315,7 +328,10 @@ def subject_keys(title: str, text: str, kind: str, known: dict[str, tuple[str, .
     if kind != "abstract":
         return with_acronyms({t.key for t in tokenize(title) if t.content}, known)
     title_keys = {t.key for t in tokenize(title) if t.content}
-    names = [t for t in tokenize(title.partition(":")[0]) if t.name and t.text[1:] != t.low[1:]]
+    head = tokenize(title.partition(":")[0])
+    names = [t for t in head if t.name and t.text[1:] != t.low[1:]]
+    if ":" in title and 0 < len(head) <= 3 and head[0].text[0].isupper():  # "Bine Trees: ...": a short name, whole
+        names = [t for t in head if t.content]
     for groups in INTRODUCES.findall(text):  # "we propose MemFine", "... Transformation (Gyges)"
         for group in filter(None, groups):
             parts = tokenize(group)
@@ -384,12 +400,19 @@ def cover(
     of it (`reduction` for `reduce`); `CLOSE_CREDIT` for a word the embedding vouches for.
     Names only ever count literally, polarity words literally or as another form.
     """
-    credit = {t.index: 1.0 for t in words if t.key in keys or t.compound in keys or joined(t, tokens) in keys}
+    credit = {
+        t.index: 1.0
+        for t in words
+        if t.key in keys or t.compound in keys or joined(t, tokens) in keys or related(t, keys)
+    }
     subject = entry_view.subject
     forms = {base_key(low) for s in span for low in s.lows} | keys
     for token in words:
         own = {base_key(token.low), token.key}
-        if token.index not in credit and not token.name and any(same_word(o, f) for o in own for f in forms):
+        if token.index in credit:
+            continue
+        other_form = not token.name and any(same_word(o, f) for o in own for f in forms)
+        if other_form or refers(token, tokens, entry_view.keys):
             credit[token.index] = 1.0
     loose = [
         t for t in words if t.index not in credit and not t.name and t.low not in OPPOSITES and t.key not in subject
@@ -413,6 +436,22 @@ def cover(
             if similarity(without, [span_text])[0] - base <= DELETION_MAX:
                 credit[token.index] = CLOSE_CREDIT
     return credit, base
+
+
+def refers(token: Token, tokens: list[Token], entry_keys: frozenset[str]) -> bool:
+    """ "The framework", "this system": what the entry presents, by a word it uses (or a related one)."""
+    before = tokens[token.index - 1] if token.index > 0 else None
+    return (
+        before is not None
+        and before.low in REFERRING
+        and token.low in REFERENTS
+        and (token.key in entry_keys or related(token, entry_keys))
+    )
+
+
+def related(token: Token, keys: Iterable[str]) -> bool:
+    """Is a word related to the token (RELATED_GROUPS) among the keys? Never for a name."""
+    return not token.name and token.key in RELATED and not RELATED[token.key].isdisjoint(keys)
 
 
 def replaces(token: Token, claim: list[Token], keys: frozenset[str], span: list[Sentence]) -> bool:
@@ -610,7 +649,7 @@ def swapped_bindings(claim: list[Token], sentence: Sentence, subject: frozenset[
     DeepFlow-based backend" against "a DeepFlow-based frontend ... an Astra-Sim backend".
     """
     anchors = [t for t in claim if (t.number is not None or (t.name and t.key not in subject))]
-    if len(anchors) < 2:
+    if not anchors:
         return []
 
     def same(a: Token, b: Token) -> bool:
@@ -633,8 +672,14 @@ def swapped_bindings(claim: list[Token], sentence: Sentence, subject: frozenset[
         if not context or not here:
             continue
         own = max(len(context & around(sentence.tokens, t)) for t in here)
-        for other in anchors:
-            if same(other, anchor) or (other.number is None) != (anchor.number is None):
+        # a number is weighed against every other number of the sentence, a name against the claim's names
+        others = (
+            [t for t in sentence.tokens if t.number is not None and t.number != anchor.number]
+            if anchor.number is not None
+            else [t for t in anchors if t.number is None]
+        )
+        for other in others:
+            if same(other, anchor):
                 continue
             there = [t for t in sentence.tokens if same(t, other)]
             theirs = max((len(context & around(sentence.tokens, t)) for t in there), default=0)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -63,14 +64,20 @@ GRID = {
 }
 
 
-def local_similarity() -> Similarity:
-    """The chain's similarity (cosine of normalised MiniLM vectors), with vectors cached per text."""
+def local_similarity(cold: bool = False) -> Similarity:
+    """The chain's similarity (cosine of normalised MiniLM vectors), with vectors cached per text.
+
+    `cold`: the cache is emptied before each claim, as in the chain (which keeps no vectors), so
+    the time per claim includes encoding the entry's sentences.
+    """
     from assistant.embeddings import make_embedder
 
     embedder = make_embedder("local")
     cache: dict[str, list[float]] = {}
 
     def similarity(claim: str, sentences: list[str]) -> list[float]:
+        if cold and claim not in cache:
+            cache.clear()
         missing = [t for t in dict.fromkeys([claim, *sentences]) if t not in cache]
         if missing:
             cache.update(zip(missing, embedder.embed_documents(missing), strict=True))
@@ -90,11 +97,20 @@ def judge(claims: list[dict], entries: dict[str, Entry], similarity: Similarity 
     for row in claims:
         entry = entries[row["entry"]]
         text = claim_with_marker(row["claim"], f" [{entry.id}]")
+        started = time.perf_counter()
         result = verify(text, {entry.id: entry}, similarity)
+        seconds = time.perf_counter() - started
         citation = next(c for c in result.citations if c.entry_id == entry.id)
         reason = result.unsupported[0].rpartition(" (")[2].rstrip(")") if result.unsupported else ""
         out.append(
-            {**row, "verified": citation.supported, "support": citation.support, "quote": citation.quote, "why": reason}
+            {
+                **row,
+                "verified": citation.supported,
+                "support": citation.support,
+                "quote": citation.quote,
+                "why": reason,
+                "seconds": seconds,
+            }
         )
     return out
 
@@ -104,7 +120,9 @@ def figures(judged: list[dict]) -> dict:
     verified = [r for r in judged if r["verified"]]
     supported = [r for r in judged if r["label"] == "supported"]
     right = [r for r in verified if r["label"] == "supported"]
+    faithful = [r for r in judged if r["kind"] == "faithful"]
     kinds: dict[str, Counter] = defaultdict(Counter)
+    times = sorted(r["seconds"] for r in judged)
     for r in judged:
         kinds[r["kind"]]["verified" if r["verified"] else "not_verified"] += 1
     return {
@@ -114,7 +132,10 @@ def figures(judged: list[dict]) -> dict:
         "true_verified": len(right),
         "precision": round(len(right) / len(verified), 4) if verified else None,
         "recall": round(len(right) / len(supported), 4) if supported else None,
+        "faithful_recall": round(sum(r["verified"] for r in faithful) / len(faithful), 4) if faithful else None,
         "kinds": {k: dict(kinds[k]) for k in KINDS if k in kinds},
+        "ms_per_claim": round(1000 * sum(times) / len(times), 2) if times else None,
+        "ms_p95": round(1000 * times[int(0.95 * (len(times) - 1))], 2) if times else None,
     }
 
 
@@ -141,7 +162,9 @@ def report(name: str, fig: dict) -> str:
     lines = [
         f"{name}: {fig['claims']} claims, {fig['supported']} supported, {fig['verified']} verified "
         f"({fig['true_verified']} rightly)",
-        f"  precision of verified {precision}   recall of supported {recall}",
+        f"  precision of verified {precision}   recall of supported {recall}"
+        f" (faithful paraphrases {'-' if fig['faithful_recall'] is None else format(fig['faithful_recall'], '.3f')})",
+        f"  {fig['ms_per_claim']} ms per claim (p95 {fig['ms_p95']} ms)",
         f"  {'kind':<16} {'label':<12} {'verified':>8} {'not':>5}",
     ]
     for kind, counts in fig["kinds"].items():
@@ -156,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--errors", choices=(*SPLITS, "all"), help="list the claims of a split the verifier got wrong")
     parser.add_argument("--no-embeddings", action="store_true", help="no similarity function (lexical only)")
+    parser.add_argument("--cold", action="store_true", help="no vectors kept from one claim to the next (timing)")
     parser.add_argument("--fit", action="store_true", help="grid-search the thresholds on the calibration split")
     args = parser.parse_args(argv)
 
@@ -165,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"unknown entry ids: {', '.join(unknown)}", file=sys.stderr)
         return 1
-    similarity = None if args.no_embeddings else local_similarity()
+    similarity = None if args.no_embeddings else local_similarity(args.cold)
     if args.fit:
         if similarity is None:
             parser.error("--fit needs the embeddings")
