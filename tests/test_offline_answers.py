@@ -122,6 +122,24 @@ def test_what_is_x_gives_xs_definition_not_a_synonym_pointer() -> None:
     assert "Synonym" not in text
 
 
+def test_a_word_form_or_spelling_of_the_title_finds_the_entry_that_shares_no_other_word() -> None:
+    """ "'overfit'" asks about `Overfitting`, "iid" about `i.i.d.`: found by name, not by shared words."""
+    overfitting = Entry(
+        "glossary:overfitting",
+        "concept",
+        "overfitting",
+        "Creating a model that matches the training data so closely that the model fails to make correct "
+        "predictions on new data.",
+    )
+    iid = Entry("glossary:i-i-d", "concept", "i.i.d.", "Abbreviation for independently and identically distributed.")
+    performance = Entry("glossary:performance", "concept", "performance", "Overloaded term with several meanings.")
+    context = [overfitting, iid, performance]
+    said = answer("my teammate keeps saying our classifier is 'overfit'. in plain terms, what does that mean?", context)
+    assert first_line(said).startswith("Creating a model that matches the training data")
+    assert "[glossary:overfitting]" in said and "performance" not in said
+    assert "[glossary:i-i-d]" in first_line(answer("what does 'iid' mean in practice?", context))
+
+
 def test_which_papers_lists_titles_with_their_contribution() -> None:
     text = answer("Which papers reduce KV cache memory?")
     lines = text.splitlines()

@@ -162,7 +162,7 @@ def extract_answer(prompt: str) -> str:
         return load_prompt("refusal")
     asked = own_words(question)
     score: Scores = {id(c): s for s, c in scored}
-    views = [v for v in entry_views(candidates) if any(id(c) in score for c in v.sentences)]
+    views = entry_views(candidates)  # all of them: "overfit" asks about `Overfitting`, whose words it lacks
     intent = intent_of(asked)
     if intent == "problem" and len(asked.split()) <= 4 and named(views, subject_of(asked)):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
@@ -185,6 +185,11 @@ def entry_score(view: EntryView, score: Scores) -> float:
     return max((score[id(c)] for c in view.sentences if id(c) in score), default=0.0)
 
 
+def scored(views: list[EntryView], score: Scores) -> list[EntryView]:
+    """The entries with a sentence that shares a word with the question (the others are only looked up by name)."""
+    return [v for v in views if entry_score(v, score) > 0]
+
+
 def normalise_name(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -200,7 +205,8 @@ def named(views: list[EntryView], subject: str) -> EntryView | None:
         title = view.title.lower()
         names = {normalise_name(title), normalise_name(re.sub(r"\s*\([^)]*\)", "", title))}
         names |= {normalise_name(a) for a in re.findall(r"\(([^)]+)\)", title)}
-        if wanted in names or wanted.removesuffix("s") in names:
+        squashed = {n.replace(" ", "") for n in names}  # "iid" names `i.i.d.`
+        if wanted in names or wanted.removesuffix("s") in names or wanted.replace(" ", "") in squashed:
             return view
     for view in views:  # "overfit" names "overfitting": a word form of the whole title
         if view.kind == "concept" and len(wanted) >= 5 and " " not in wanted:
@@ -317,7 +323,7 @@ def definition_answer(question: str, views: list[EntryView], score: Scores) -> l
 
 def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
     """ "Which papers ...?": up to three papers, each with the sentence that says what it contributes."""
-    papers = [v for v in views if v.kind == "abstract"][:4]
+    papers = [v for v in scored(views, score) if v.kind == "abstract"][:4]
     if not papers:
         return []
     top = entry_score(papers[0], score)
@@ -335,6 +341,9 @@ def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[
 
 def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
     """ "How does X work?": the best entry's contribution, then its method sentences, in its own order."""
+    views = scored(views, score)
+    if not views:
+        return []
     top = views[0]
     lead = best_sentence(top, score, CONTRIBUTION)
     if lead is None:
@@ -390,6 +399,7 @@ def focused_answer(
     entries first, else the best such sentence of the top two entries, leads."""
 
     def compose(question: str, views: list[EntryView], score: Scores) -> list[str]:
+        views = scored(views, score)
         prefix = field or "\0"  # no field: nothing starts with it
         for view in views[:3]:
             own = next((c for c in view.sentences if c.text.startswith(prefix)), None)
@@ -412,6 +422,7 @@ def focused_answer(
 
 def problem_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
     """A problem in the asker's words: the best entry's answer to it, then a close alternative."""
+    views = scored(views, score)
     if not views:
         return [load_prompt("refusal")]
     top = views[0]
