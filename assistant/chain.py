@@ -17,7 +17,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from assistant.citations import verify
 from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
-from assistant.followups import History, format_history, refers_back, rule_condense
+from assistant.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.index import Index
 from assistant.intents import QUOTED, intent_of
 from assistant.models import ChatModel
@@ -113,8 +113,13 @@ class AnswerChain:
         """What the refusal decision weighs for this question (used by the chain and by calibration)."""
         history = clean_history(list(history or []), self.settings)
         prepared = clean_question(question, self.settings)
-        retrieval = self.retrieve(self.condense(prepared.question, history), kind)
+        standalone = self.condense(prepared.question, history)
+        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
         return self.weigh(prepared.question, retrieval)
+
+    def carried(self, question: str, standalone: str, history: History) -> list[str]:
+        """A follow-up that leans back ("what's the catch?") is about what the last answer cited."""
+        return discussed(history) if standalone != question else []
 
     def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
@@ -128,7 +133,7 @@ class AnswerChain:
         head = vectors[0]
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
-    def retrieve(self, query: str, kind: str | None = None) -> Retrieval:
+    def retrieve(self, query: str, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
         """Search for the question; one that asks what a thing is or is called prefers concept pages.
 
         A term the asker quotes in a definition question ("people say it's 'overfit', what does that
@@ -137,7 +142,7 @@ class AnswerChain:
         asked = own_words(query)
         intent = intent_of(asked)
         prefer = "concept" if intent in ("name", "definition") else None
-        found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer)
+        found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
         quoted = QUOTED.search(asked)
         if intent == "definition" and quoted and kind in (None, "concept"):
             term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
@@ -161,7 +166,7 @@ class AnswerChain:
         standalone = self.condense(prepared.question, history)
         timings["condense"] = ms(t0)
         t0 = time.perf_counter()
-        retrieval = self.retrieve(standalone, kind)
+        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
         timings["retrieve"] = ms(t0)
         answer = Answer(prepared.question, "", [], retrieval.sources, False, self.chat.name, timings, prepared.notes)
         if standalone != prepared.question:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from assistant.citations import find_markers
 from assistant.context import with_subjects
 from assistant.text import content_words
 
@@ -30,18 +31,34 @@ PRONOUN = re.compile(
 CONTINUATION = re.compile(r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what)\b", re.I)
 
 
-def leans_back(question: str, names_known: Callable[[str], bool] = lambda _: False) -> bool:
-    """Does the question read like a follow-up of the conversation before it?"""
+# a question about "the" thing just discussed, without naming it: "what's the catch?"
+SUBJECTLESS = re.compile(
+    r"^\W*(?:what(?:'s| is| are| was)|any) the (?:catch|downside|drawback|limitation|trade-?off|cost|overhead|"
+    r"speedup|gain|difference|alternative)s?\b",
+    re.I,
+)
+
+
+def leans_back(question: str, names_known: Callable[[str], str] = lambda _: "") -> bool:
+    """Does the question read like a follow-up of the conversation before it?
+
+    `names_known` says what the question names that the knowledge has ("name", "rare" or "").
+    A question that starts like a continuation ("but doesn't switching ...", "what's the catch?")
+    leans back unless it names a thing; one that does not, only when it is a word or two.
+    """
     if TOPIC_SWITCH.search(question):
         return False
     if PRONOUN.search(question):
         return True
-    if names_known(question):
+    known = names_known(question)
+    if CONTINUATION.search(question) or SUBJECTLESS.search(question):
+        return known != "name"
+    if known:
         return False
-    return bool(CONTINUATION.search(question)) or len(content_words(question)) <= 1
+    return len(content_words(question)) <= 1
 
 
-def refers_back(question: str, history: History, names_known: Callable[[str], bool] = lambda _: False) -> bool:
+def refers_back(question: str, history: History, names_known: Callable[[str], str] = lambda _: "") -> bool:
     """Does the question lean on earlier turns? Never without an earlier user question."""
     if not any(role == "user" for role, _ in history):
         return False
@@ -49,7 +66,7 @@ def refers_back(question: str, history: History, names_known: Callable[[str], bo
 
 
 def rule_condense(
-    question: str, history: History, names_known: Callable[[str], bool] = lambda _: False, depth: int = 3
+    question: str, history: History, names_known: Callable[[str], str] = lambda _: "", depth: int = 3
 ) -> str:
     """Offline condensing: the follow-up plus the subject from the earlier user questions.
 
@@ -66,6 +83,20 @@ def rule_condense(
         if len(subjects) == depth or not leans_back(text, names_known):
             break
     return with_subjects(question, subjects)
+
+
+def discussed(history: History, limit: int = 3) -> list[str]:
+    """The entries the last answer cited, in order: what "it" and "the catch" of a follow-up are about.
+
+    Raw marker ids, as the answer shows them; the retriever keeps those the index has.
+    """
+    for role, text in reversed(history):
+        if role == "assistant":
+            ids: list[str] = []
+            for _start, _end, raw in find_markers(text):
+                ids.extend(i for i in raw if i not in ids)
+            return ids[:limit]
+    return []
 
 
 def format_history(history: History, limit: int = 6) -> str:

@@ -18,6 +18,7 @@ from functools import cached_property
 from itertools import chain
 
 from assistant.index import Index
+from assistant.refusal import names_in
 from assistant.text import content_words, rarity, words
 from assistant.types import Chunk, Source
 
@@ -27,6 +28,7 @@ CANDIDATES = 40
 DENSE_WEIGHT = 1.5  # paraphrased questions: +0.066 recall@5 on the realistic calibration half, mlsys set unchanged
 LEXICAL_WEIGHT = 1.0
 COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
+CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
 PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
 QUESTION_FRAME = re.compile(
     r"^(?:what|who|which)(?:\s+|'s\s+)(?:is|are|was|were|does|do)?\s*(?:an?\s+|the\s+)?|"
@@ -81,12 +83,22 @@ class Retriever:
                 return self.names[close[0]]
         return []
 
-    def names_known(self, question: str) -> bool:
-        """Does the question name something the knowledge knows: a title, an alias, or a rare term it has?"""
-        if self.name_lookup(question):
-            return True
+    def canonical_id(self, raw: str) -> str | None:
+        """An entry id as an answer cited it (any case, `arxiv: 2510.1`), if the index has the entry."""
+        entries = self.index.entries
+        key = re.sub(r"\s+", "", raw)
+        if key in entries:
+            return key
+        lowered = {e.lower(): e for e in entries} if key.lower() != key else {}
+        return lowered.get(key.lower()) or (f"arxiv:{key}" if f"arxiv:{key}" in entries else None)
+
+    def names_known(self, question: str) -> str:
+        """What the question names that the knowledge knows: "name" for a title, an alias or a name-like
+        word an entry has (FlashAttention, H100), "rare" for a word few entries have, else ""."""
+        if self.name_lookup(question) or any(n.lower() in self.vocabulary for n in names_in(question)):
+            return "name"
         rare = max(3, len(self.entry_words) // 100)
-        return any(0 < self.document_frequency.get(w, 0) <= rare for w in content_words(question))
+        return "rare" if any(0 < self.document_frequency.get(w, 0) <= rare for w in content_words(question)) else ""
 
     @cached_property
     def entry_words(self) -> dict[str, AbstractSet[str]]:
@@ -123,9 +135,16 @@ class Retriever:
         return {e: sum(weight[w] for w in asked & self.entry_words.get(e, frozenset())) / norm for e in entry_ids}
 
     def retrieve(
-        self, query: str, k: int = 10, kind: str | None = None, tags: list[str] | None = None, prefer: str | None = None
+        self,
+        query: str,
+        k: int = 10,
+        kind: str | None = None,
+        tags: list[str] | None = None,
+        prefer: str | None = None,
+        carried: list[str] | None = None,
     ) -> Retrieval:
-        """Entries for `query`, best first; `kind` filters, `prefer` lifts one kind (concepts for names)."""
+        """Entries for `query`, best first; `kind` filters, `prefer` lifts one kind (concepts for names),
+        `carried` lifts the entries a follow-up leans on (ids as an answer cited them; unknown ones ignored)."""
         dense: list[tuple[Chunk, float]] = []
         lexical: list[tuple[Chunk, float]] = []
         if self.mode in ("hybrid", "dense"):
@@ -149,6 +168,10 @@ class Retriever:
             for entry_id in fused:
                 if self.index.entries[entry_id].entry.kind == prefer:
                     fused[entry_id] += PREFERRED_KIND_BONUS * best
+        for found in filter(None, map(self.canonical_id, carried or [])):
+            if kind is None or self.index.entries[found].entry.kind == kind:
+                fused[found] = fused.get(found, 0.0) + CARRIED_BONUS * best
+                chunks.setdefault(found, best_named_chunk(self.index.chunks_of(found), query))
         for entry_id in named:
             fused[entry_id] = fused.get(entry_id, 0.0) + 2 * best  # names outrank any fusion
             chunks.setdefault(entry_id, best_named_chunk(self.index.chunks_of(entry_id), query))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.followups import leans_back, refers_back
+from assistant.followups import discussed, leans_back, refers_back
 
 HISTORY_KV = [("user", "Which papers reduce KV cache memory?"), ("assistant", "Several do [abs-0123456789].")]
 HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed for parallel workloads [MLD-0472].")]
@@ -23,6 +23,8 @@ HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed f
         ("Unrelated: what's the regularization trick where you stop training early?", False),
         ("different question - what is a learning rate?", False),
         ("What is that technique where you stop training early called?", False),  # 'that' describes, not refers
+        ("what's the catch? how much throughput do you give up?", True),  # "the catch" of what was just said
+        ("but doesn't switching between jobs mean reloading giant models every time?", True),
     ],
 )
 def test_pronouns_and_ellipsis_lean_back_topic_switches_do_not(question: str, leans: bool) -> None:
@@ -68,3 +70,34 @@ def test_a_real_follow_up_still_gets_its_subject(seed_assistant: Assistant) -> N
 
 def test_no_history_means_no_follow_up(seed_assistant: Assistant) -> None:
     assert not refers_back("and what caveat does it have?", [], seed_assistant.retriever.names_known)
+
+
+def test_a_continuation_leans_back_unless_it_names_a_thing() -> None:
+    def known(question: str) -> str:
+        return "name" if "FlashAttention" in question else "rare" if "giant" in question else ""
+
+    assert leans_back("but doesn't switching jobs reload giant models?", known)  # rare words are not a subject
+    assert not leans_back("and what does FlashAttention do?", known)
+    assert not leans_back("reloading giant models between jobs", known)  # no continuation: rare words stand alone
+
+
+def test_discussed_is_what_the_last_answer_cited() -> None:
+    history = [
+        ("user", "What is a GPU?"),
+        ("assistant", "A processor [MLD-0472]."),
+        ("user", "papers on KV cache?"),
+        ("assistant", "PageKV [arxiv:2501.00001] and QuantKV [arxiv: 2501.00002, arxiv:2501.00001]."),
+    ]
+    assert discussed(history) == ["arxiv:2501.00001", "arxiv: 2501.00002"]
+    assert discussed(history[:2]) == ["MLD-0472"]
+    assert discussed([("user", "hi")]) == []
+
+
+def test_a_subjectless_follow_up_is_about_what_the_last_answer_cited(seed_assistant: Assistant) -> None:
+    """ "What's the catch?" after an answer that cited a paper searches that paper first."""
+    serverless = "abs-fad87d80f4"  # ServerlessLLM
+    history = [("user", "Any paper on my problem?"), ("assistant", f"Yes, one approach [{serverless}].")]
+    answer = seed_assistant.ask("what's the catch?", history=history)
+    assert answer.sources[0].entry_id == serverless
+    alone = seed_assistant.search("what's the catch?", k=3)  # without the conversation nothing points there
+    assert serverless not in [s.entry_id for s in alone]
