@@ -140,6 +140,23 @@ def test_a_word_form_or_spelling_of_the_title_finds_the_entry_that_shares_no_oth
     assert "[glossary:i-i-d]" in first_line(answer("what does 'iid' mean in practice?", context))
 
 
+def test_another_name_is_not_the_name_the_asker_already_used() -> None:
+    dqn_page = Entry(
+        "glossary:deep-q-network-dqn",
+        "concept",
+        "Deep Q-Network (DQN)",
+        "In Q-learning, a deep neural network that predicts Q-functions. Critic is a synonym for Deep Q-Network.",
+    )
+    dqn = Entry("glossary:dqn", "concept", "DQN", "Abbreviation for Deep Q-Network.")
+    critic = Entry("glossary:critic", "concept", "critic", "Synonym for Deep Q-Network.")
+    said = answer(
+        "is there another name people use for a DQN, the network that estimates Q-values?", [dqn_page, dqn, critic]
+    )
+    assert first_line(said) == "critic: Synonym for Deep Q-Network [glossary:critic]."
+    alone = answer("is there another name people use for a DQN?", [dqn_page, dqn])  # no pointer but the asker's own
+    assert first_line(alone) == "Critic is a synonym for Deep Q-Network [glossary:deep-q-network-dqn]."
+
+
 def test_which_papers_lists_titles_with_their_contribution() -> None:
     text = answer("Which papers reduce KV cache memory?")
     lines = text.splitlines()

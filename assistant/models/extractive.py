@@ -101,6 +101,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
 
 
+SYNONYM_SENTENCE = re.compile(r"\b(?:is a synonym (?:for|of)|also (?:called|known as)|another name for)\b", re.I)
 POINTER = re.compile(r"^(?:synonym for|see|abbreviation for|short for|acronym for|another name for)\b", re.I)
 CONTRIBUTION = re.compile(
     r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
@@ -235,10 +236,17 @@ def other_names(question: str, views: list[EntryView], score: Scores) -> list[st
     aliases = next((c for c in subject.sentences if c.text.startswith("Also known as")), None)
     if aliases is not None:
         return [cite(aliases.text, subject.entry_id)]
-    for view in views:
-        if view is not subject and view.is_pointer and followed(view, views) is subject and view.definition:
-            return [cite(f"{view.title}: {view.definition.text}", view.entry_id)]
-    return []
+    asked = f" {normalise_name(question)} "
+    pointers = [
+        v for v in views if v is not subject and v.is_pointer and followed(v, views) is subject and v.definition
+    ]
+    # the name the asker already used ("another name for a DQN") is the last choice of another name
+    unused = [v for v in pointers if f" {normalise_name(v.title)} " not in asked]
+    synonym = next((c for c in subject.sentences if SYNONYM_SENTENCE.search(c.text)), None)
+    choice = unused[0] if unused else pointers[0] if pointers and synonym is None else None
+    if choice is not None and choice.definition is not None:
+        return [cite(f"{choice.title}: {choice.definition.text}", choice.entry_id)]
+    return [cite(synonym.text, subject.entry_id)] if synonym is not None else []
 
 
 def name_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
