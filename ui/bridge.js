@@ -1,0 +1,49 @@
+// Runs as the js_on_load of the hidden "bridge" gr.HTML (see ui/app.py): `props` and `trigger` are its own.
+// A tap on a citation marker in the chat or on a row of the sources panel sets the bridge's value to
+// "turn|entry id|nonce" and fires its input event; the server answers with the entry's card.
+// Turn and id travel as class tokens (cite-turn-N, cite-id-ID): the Chatbot's sanitizer drops data-*.
+// The copy button of a message copies what the reader sees (numbers, not the markup behind them).
+window.__citeBridge = { props: props, trigger: trigger };
+if (!window.__citeBridgeListening) {
+  window.__citeBridgeListening = true;
+  var TARGETS = "#chat .cite-ref, #sources .src-row";
+  function open(target) {
+    var turn = "", entry = "";
+    target.classList.forEach(function (name) {
+      if (name.indexOf("cite-turn-") === 0) turn = name.slice(10);
+      if (name.indexOf("cite-id-") === 0) entry = name.slice(8);
+    });
+    if (!entry || !window.__citeBridge) return;
+    document.querySelectorAll("#card .entry-card.closed").forEach(function (card) { card.classList.remove("closed"); });
+    document.body.classList.add("card-open");
+    window.__citeBridge.props.value = turn + "|" + entry + "|" + Date.now();
+    window.__citeBridge.trigger("input");
+  }
+  document.addEventListener("click", function (event) {
+    var el = event.target;
+    if (!el || !el.closest) return;
+    var target = el.closest(TARGETS);
+    if (target) { open(target); return; }
+    if (el.closest("#card .card-close")) {
+      var card = el.closest(".entry-card");
+      if (card) card.classList.add("closed");
+      document.body.classList.remove("card-open");
+      return;
+    }
+    var copy = el.closest('#chat button[aria-label="Copy message"], #chat button[title="Copy message"]');
+    var message = copy && copy.closest(".message-row, .message-wrap > div");
+    var content = message && message.querySelector(".message-content, .prose");
+    if (content && navigator.clipboard) {
+      event.stopPropagation();
+      event.preventDefault();
+      navigator.clipboard.writeText(content.innerText.trim());
+      copy.classList.add("copied");
+      setTimeout(function () { copy.classList.remove("copied"); }, 1500);
+    }
+  }, true);
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    var target = event.target && event.target.closest ? event.target.closest("#sources .src-row") : null;
+    if (target) { event.preventDefault(); open(target); }
+  });
+}
