@@ -30,9 +30,11 @@ if (!window.__citeBridgeListening) {
       document.body.classList.remove("card-open");
       return;
     }
-    var copy = el.closest('#chat button[aria-label="Copy message"], #chat button[title="Copy message"]');
-    var message = copy && copy.closest(".message-row, .message-wrap > div");
-    var content = message && message.querySelector(".message-content, .prose");
+    // a message's buttons follow its bubble (.message-row) as the next sibling
+    var copy = el.closest('#chat button[aria-label="Copy message"]');
+    var buttons = copy && copy.closest(".message-buttons");
+    var message = buttons && buttons.previousElementSibling;
+    var content = message && message.classList.contains("message-row") ? message.querySelector(".message-content") : null;
     if (content && navigator.clipboard) {
       event.stopPropagation();
       event.preventDefault();

@@ -37,13 +37,14 @@ def sources_html(
     title = '<div class="panel-title">Retrieved sources</div>'
     if not sources and turn is None:
         return f'<div class="sources">{title}<p class="muted">No sources yet - ask a question.</p></div>'
+    panel = f'<div class="sources for-turn-{int(turn)}">' if turn is not None else '<div class="sources">'
     scope = f'<p class="scope">Searched: <b>{esc(scope_label(kind))}</b>'
     if filter_kind != kind:
         now = esc(scope_label(filter_kind))
         scope += f' <span class="muted">(the filter now set, {now}, applies to the next question)</span>'
     scope += "</p>"
     if not sources:
-        return f'<div class="sources">{title}{scope}<p class="muted">Nothing was retrieved.</p></div>'
+        return f'{panel}{title}{scope}<p class="muted">Nothing was retrieved.</p></div>'
     numbering = numbering or {}
     rows = []
     for s in sources:
@@ -63,7 +64,7 @@ def sources_html(
             "</tr>"
         )
     return (
-        f'<div class="sources">{title}{scope}<p class="muted hint">{esc(HINT)}</p>'
+        f'{panel}{title}{scope}<p class="muted hint">{esc(HINT)}</p>'
         '<table><colgroup><col class="c-rank"><col><col class="c-kind"><col class="c-cited"></colgroup>'
         '<thead><tr><th title="rank: best match first">#</th><th>entry</th><th>kind</th><th>cited</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
