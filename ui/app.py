@@ -16,12 +16,12 @@ from assistant.assistant import Assistant
 from assistant.errors import SettingsError
 from assistant.settings import Settings
 from ui.auth import LoginThrottle, middleware
+from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
 
 HERE = Path(__file__).resolve().parent
 CSS_PATH = HERE / "style.css"
-BRIDGE_JS = (HERE / "bridge.js").read_text(encoding="utf-8")  # shipped with the package, read once
 CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
 # The page's side padding (32 px a side) sits outside the part that css_paths rules reach (Gradio scopes
 # them to the app's content), so the narrow-screen override goes into <head>.

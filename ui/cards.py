@@ -14,7 +14,7 @@ PLACEHOLDER = (
     '<p class="muted">Tap a citation number such as <b>[1]</b> in an answer, or a retrieved source, '
     "to open its entry here.</p></div>"
 )
-# closes the card where it is an overlay (narrow screens); handled in the page by ui/bridge.js
+# closes the card where it is an overlay (narrow screens); handled in the page by ui.bridge
 CLOSE = '<button type="button" class="card-close" aria-label="Close the card">×</button>'
 # "Caveat: ...", "Example: ...", "NCCL: ..." - how the entry text prefixes a field's sentence
 _PREFIX = re.compile(r"^[^:]{1,60}:\s+")

@@ -3,7 +3,7 @@
 It is labelled with what *that answer* searched (its own filter), not with the filter now set: a
 filter changed afterwards applies to the next question, and the panel says so. Rows are click
 (and Enter) targets that open the entry's card; like the chat's citation markers they carry the
-turn and entry id as class tokens, forwarded by the page's bridge script (`ui/bridge.js`).
+turn and entry id as class tokens, forwarded by the page's bridge script (`ui.bridge`).
 Scores are not shown: a fused, per-question normalised score (0.96 for an unrelated abstract)
 reads as a probability and misleads; the rank says the same honestly.
 """

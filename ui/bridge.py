@@ -1,13 +1,20 @@
-// Runs as the js_on_load of the hidden "bridge" gr.HTML (see ui/app.py): `props` and `trigger` are its own.
-// A tap on a citation marker in the chat or on a row of the sources panel sets the bridge's value to
-// "turn|entry id|nonce" and fires its input event; the server answers with the entry's card.
-// Turn and id travel as class tokens (cite-turn-N, cite-id-ID): the Chatbot's sanitizer drops data-*.
-// The copy button of a message copies what the reader sees (numbers, not the markup behind them).
+"""The page script behind citation taps, source rows, the card's close button and copy.
+
+It runs as the `js_on_load` of a hidden gr.HTML "bridge" (see `ui.app`), where `props` and `trigger`
+are the bridge's own. A tap on a citation number in the chat or on a row of the sources panel sets
+the bridge's value to "turn|entry id|nonce" and fires its input event; the server answers with the
+entry's card (`ChatHandlers.open_target`). Turn and id travel as class tokens (cite-turn-N,
+cite-id-ID) because the Chatbot's sanitizer drops data-* attributes. A message's copy button copies
+what the reader sees (citation numbers), not the markup behind them, which Gradio's own copy takes.
+It is a Python string, not a .js file, so it ships with the package without package-data.
+"""
+
+BRIDGE_JS = """
 window.__citeBridge = { props: props, trigger: trigger };
 if (!window.__citeBridgeListening) {
   window.__citeBridgeListening = true;
   var TARGETS = "#chat .cite-ref, #sources .src-row";
-  function open(target) {
+  function openTarget(target) {
     var turn = "", entry = "";
     target.classList.forEach(function (name) {
       if (name.indexOf("cite-turn-") === 0) turn = name.slice(10);
@@ -15,7 +22,6 @@ if (!window.__citeBridgeListening) {
     });
     if (!entry || !window.__citeBridge) return;
     document.querySelectorAll("#card .entry-card.closed").forEach(function (card) { card.classList.remove("closed"); });
-    document.body.classList.add("card-open");
     window.__citeBridge.props.value = turn + "|" + entry + "|" + Date.now();
     window.__citeBridge.trigger("input");
   }
@@ -23,18 +29,18 @@ if (!window.__citeBridgeListening) {
     var el = event.target;
     if (!el || !el.closest) return;
     var target = el.closest(TARGETS);
-    if (target) { open(target); return; }
+    if (target) { openTarget(target); return; }
     if (el.closest("#card .card-close")) {
       var card = el.closest(".entry-card");
       if (card) card.classList.add("closed");
-      document.body.classList.remove("card-open");
       return;
     }
     // a message's buttons follow its bubble (.message-row) as the next sibling
     var copy = el.closest('#chat button[aria-label="Copy message"]');
     var buttons = copy && copy.closest(".message-buttons");
     var message = buttons && buttons.previousElementSibling;
-    var content = message && message.classList.contains("message-row") ? message.querySelector(".message-content") : null;
+    var isRow = message && message.classList.contains("message-row");
+    var content = isRow ? message.querySelector(".message-content") : null;
     if (content && navigator.clipboard) {
       event.stopPropagation();
       event.preventDefault();
@@ -46,6 +52,7 @@ if (!window.__citeBridgeListening) {
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Enter" && event.key !== " ") return;
     var target = event.target && event.target.closest ? event.target.closest("#sources .src-row") : null;
-    if (target) { event.preventDefault(); open(target); }
+    if (target) { event.preventDefault(); openTarget(target); }
   });
 }
+"""
