@@ -66,7 +66,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                         autofocus=True,
                     )
                     ask = gr.Button("Ask", variant="primary", scale=0, min_width=64, elem_id="ask")
-                widen = gr.Button("Search everything", size="sm", variant="secondary", visible=False, elem_id="widen")
+                widen = gr.Button(
+                    "Search everything for this question", size="sm", variant="primary", visible=False, elem_id="widen"
+                )
                 kind = gr.Radio(list(FILTERS), value="Both", label="Search in", elem_id="filter")
                 with gr.Row(elem_id="examples"):
                     example_buttons = [gr.Button(q, size="sm", variant="secondary") for q in examples]

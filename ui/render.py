@@ -116,9 +116,12 @@ def render_answer(
     notes = [n for n in answer.notes if n]
     if answer.refused and kind:
         scope = {"concept": "concepts", "abstract": "paper abstracts"}.get(kind, kind)
-        notes.insert(0, f"Only {scope} were searched (the Search in filter). Use Search everything to ask again.")
+        notes.insert(
+            0,
+            f"Only {scope} were searched (the Search in filter). Use Search everything for this question to ask again.",
+        )
     if notes:
-        parts.append("<br>".join(f'<span class="answer-note">ⓘ {md_text(n)}</span>' for n in notes))
+        parts.append("<br>".join(f'<span class="answer-note">Note: {md_text(n)}</span>' for n in notes))
     return "\n\n".join(parts)
 
 
@@ -143,7 +146,7 @@ def render_error(message: str, sources: int = 0) -> str:
     if sources:
         plural = "entry was" if sources == 1 else "entries were"
         note = f"{sources} {plural} retrieved for this question - see Retrieved sources."
-        out += f'\n\n<span class="answer-note">ⓘ {note}</span>'
+        out += f'\n\n<span class="answer-note">Note: {note}</span>'
     return out
 
 
