@@ -130,6 +130,10 @@ def test_desktop_header_examples_citation_card_sources_and_copy(open_page, seed_
     marks = card.locator("mark").all_inner_texts()
     assert any("A processor designed for highly parallel workloads" in m for m in marks), marks
     assert in_viewport(page, card.locator(".card-title"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-desktop.png"))
+    if os.environ.get("UPDATE_DOCS_SCREENSHOT"):
+        page.screenshot(path=str(REPO / "docs" / "screenshot.png"))
 
     # the sources: a rank, the citation number, no score; a row opens its entry
     sources = page.locator("#sources")
@@ -138,11 +142,6 @@ def test_desktop_header_examples_citation_card_sources_and_copy(open_page, seed_
     title = row.locator(".stitle").get_attribute("title")
     row.click()
     card.locator(".card-title", has_text=title[:30]).wait_for()
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "ui-desktop.png"))
-    if os.environ.get("UPDATE_DOCS_SCREENSHOT"):
-        page.screenshot(path=str(REPO / "docs" / "screenshot.png"))
 
     # copy copies what the reader sees: numbers, not the markup behind them
     page.locator("#chat .message-row.bot-row").last.hover()
