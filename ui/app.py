@@ -29,6 +29,11 @@ HEAD = "<style>@media (max-width: 820px) { .gradio-container .main.app { padding
 CHAT_PLACEHOLDER = "Ask about the knowledge shown above: tap an example below, or type a question."
 
 
+def header_html(assistant: Assistant) -> str:
+    """The page header for `assistant`: its knowledge and model (`ui.header`)."""
+    return ChatHandlers(assistant).header()
+
+
 def build_app(assistant: Assistant) -> gr.Blocks:
     """The chat UI over `assistant` (launch it with `serve`, or `.launch(css_paths=[CSS_PATH])`)."""
     h = ChatHandlers(assistant)
