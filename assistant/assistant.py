@@ -12,7 +12,7 @@ from assistant.errors import AssistantError
 from assistant.index import Index, SyncReport
 from assistant.retrieval import Retriever
 from assistant.settings import Settings
-from assistant.types import Answer, Entry, Source
+from assistant.types import Answer, Entry, KnowledgeStatus, Source
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -72,6 +72,20 @@ class Assistant:
     @property
     def entries(self) -> dict[str, Entry]:
         return {entry_id: item.entry for entry_id, item in self._index.entries.items()}
+
+    def status(self) -> KnowledgeStatus:
+        """The knowledge loaded (as configured and as indexed), its size and age, and the model label."""
+        summary = self._index.manifest_summary()
+        kinds = [item.entry.kind for item in self._index.entries.values()]
+        return KnowledgeStatus(
+            knowledge=tuple(Path(p).as_posix() for p in self.settings.knowledge),
+            indexed_from=tuple(str(p) for p in summary.get("knowledge") or ()),
+            concepts=kinds.count("concept"),
+            papers=kinds.count("abstract"),
+            chunks=len(self._index.chunks),
+            indexed_at=summary.get("updated"),
+            model=self.model_label,
+        )
 
     def search(self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None) -> list[Source]:
         """Entry-level hybrid search, best first."""

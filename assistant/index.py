@@ -169,6 +169,17 @@ class Index:
             paths = ":".join(p.as_posix() for p in self.settings.knowledge)
             raise EmptyIndexError(f"The index is empty - run: assistant index {paths.replace(':', ' ')}")
 
+    def manifest_summary(self) -> dict[str, Any]:
+        """What the committed manifest says about the index (knowledge, entries, chunks, updated).
+
+        Read-only; an index not built yet, or one whose manifest cannot be read, gives {}."""
+        try:
+            manifest = self.store.manifest() or {}
+        except IndexUnavailableError:
+            return {}
+        keys = ("knowledge", "entries", "chunks", "updated", "embeddings")
+        return {key: manifest[key] for key in keys if key in manifest}
+
     def entry(self, entry_id: str) -> Entry | None:
         item = self.entries.get(entry_id)
         return item.entry if item else None

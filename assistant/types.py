@@ -1,4 +1,5 @@
-"""The value types every layer passes around: Entry, Problem, Chunk, Source, Citation, Answer.
+"""The value types every layer passes around: Entry, Problem, Chunk, Source, Citation, Answer,
+KnowledgeStatus.
 
 They are plain frozen dataclasses so they serialise to JSON (``to_dict``) for the CLI,
 the UI endpoint and the evaluation report without any framework in between.
@@ -112,3 +113,27 @@ class Answer:
             "timings": dict(self.timings),
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True)
+class KnowledgeStatus:
+    """What the index holds and who answers, for a UI header that tells the truth.
+
+    `knowledge` is what the settings ask for (as configured); `indexed_from` is what the committed
+    index was built from (its manifest), so a mismatch can be shown instead of silently served.
+    """
+
+    knowledge: tuple[str, ...]
+    indexed_from: tuple[str, ...]
+    concepts: int
+    papers: int
+    chunks: int
+    indexed_at: str | None  # the manifest's commit time, ISO 8601; None before the first sync
+    model: str
+
+    @property
+    def entries(self) -> int:
+        return self.concepts + self.papers
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -489,17 +489,17 @@ def test_failing_model_gives_a_clear_message_keeps_sources_and_the_chat_recovers
     outputs = list(h.respond("What is a GPU?", session, "Both"))
     assert time.monotonic() - started < 30  # bounded retries
     assert chat_requests(fake_openai) <= most
-    messages, _, box, chips, sources, picker, _ = outputs[-1]
+    messages, _, box, sources, _, widen = outputs[-1]
     message = messages[-1]["content"]
     assert "answer-error" in message and words in message and "Traceback" not in message
     if failure == "stream cut off half-way":
         assert "partial reply: A GPU is a processor designed for" in message
-    # what retrieval found is still shown: the sources panel, the picker and a note in the chat
+    # what retrieval found is still shown: the sources panel (its rows open the entry) and a note in the chat
     assert "MLD-0472" in sources and "No sources yet" not in sources
-    assert "MLD-0472" in [value for _, value in picker["choices"]]
+    assert "src-row cite-id-MLD-0472" in sources
     assert "retrieved for this question - see Retrieved sources" in message
     assert "MLD-0472" in h.card(session, "MLD-0472")
-    assert box == "" and chips["visible"] is False
+    assert box == "" and widen["visible"] is False
 
     # the next question works once the server answers again
     with fake_openai._lock:
@@ -533,12 +533,12 @@ def test_a_reply_without_real_citations_is_shown_as_unverified(
     fake_openai.script(Reply(reply))
     h = ChatHandlers(Assistant(openai_settings(seed_settings, fake_openai.base_url)))
     session = new_session()
-    messages, _, _, chips, sources, _, _ = list(h.respond("What is a GPU?", session, "Both"))[-1]
+    messages, _, _, sources, _, _ = list(h.respond("What is a GPU?", session, "Both"))[-1]
     answer = session.turns[0].answer
     assert answer.citations == [] and answer.notes == notes
     assert "FAKE-0001" not in answer.text and "9999.99999" not in answer.text
     assert "No claim in this answer is backed by a verified citation" in messages[-1]["content"]
-    assert chips["visible"] is False and "MLD-0472" in sources  # nothing to click, but the sources are there
+    assert "cite-ref" not in messages[-1]["content"] and "MLD-0472" in sources  # no citation, but the sources
     list(h.respond("What is a GPU?", session, "Both"))
     assert session.turns[1].answer.citations[0].entry_id == "MLD-0472"
 

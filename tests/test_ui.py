@@ -1,4 +1,5 @@
-"""The chat UI's pure helpers and handlers, without a server: chips, cards, export, feedback, errors."""
+"""The chat UI's pure helpers and handlers, without a server: header, examples, citations, cards, sources,
+filter, retry, export, feedback, errors."""
 
 from __future__ import annotations
 
@@ -12,16 +13,15 @@ from ui.cards import entry_card, highlight
 from ui.feedback import conversation_markdown, record_feedback, vote_of
 from ui.render import (
     api_payload,
-    chip_choices,
     md_text,
     number_citations,
     parse_history,
     render_answer,
     render_partial,
     render_text,
-    sources_html,
 )
 from ui.session import Turn
+from ui.sources import sources_html
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
@@ -38,7 +38,7 @@ def no_live_tag(html: str) -> None:
     assert "<img" not in html.lower() and "<script" not in html.lower()
 
 
-# --- chips -----------------------------------------------------------------------------------
+# --- citation numbers -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_number_citations_follows_first_appearance(text, cited, expected):
     assert numbering == expected
 
 
-def test_markers_become_chip_numbers():
+def test_markers_become_citation_numbers():
     text = "GPUs are parallel [MLD-0472]. Papers agree [abs-0123456789, MLD-0472]."
     numbering = number_citations(text, [citation("MLD-0472", "GPU"), citation("abs-0123456789", "Paper")])
     out = render_text(text, numbering)
@@ -81,18 +81,30 @@ def test_partial_stream_hides_a_marker_still_arriving():
     assert ">[1]<" in out and "MLD-04" not in out.replace("cite-id-MLD-0472", "")
 
 
-def test_answer_message_has_chips_and_marks_unverified():
+def test_answer_message_shows_citations_once_as_numbers_and_marks_unverified():
     answer = answer_of(
-        "GPUs are parallel [MLD-0472].",
+        "GPUs are parallel [MLD-0472]. Maybe [abs-0123456789].",
         [citation("MLD-0472", "GPU"), citation("abs-0123456789", "A paper", supported=False)],
         ["Unverified citation removed - abs-0123456789 does not support: x"],
     )
     numbering = number_citations(answer.text, answer.citations)
     out = render_answer(answer, numbering, turn=3)
-    assert "[1] GPU</span>" in out
-    assert "unverified" in out and "[2] A paper · unverified" in out
-    assert "cite-turn-3" in out
-    assert [label for label, _ in chip_choices(answer, numbering)] == ["[1] GPU", "[2] A paper · unverified"]
+    # one display: the inline numbers (tap targets naming entry and turn), no chip row repeating them
+    assert re.findall(r">\[(\d)\]<", out) == ["1", "2"]
+    assert "cite-chip" not in out and "GPU</span>" not in out
+    assert "cite-turn-3" in out and "cite-id-MLD-0472" in out
+    assert re.search(r'class="cite-ref cite-id-abs-0123456789 cite-turn-3 unverified"', out)
+    assert "Unverified citation removed" in out
+
+
+def test_a_refusal_under_a_filter_says_what_was_searched():
+    refused = answer_of("I cannot answer that from the knowledge base.", [], refused=True)
+    assert "Only concepts were searched" in render_answer(refused, {}, kind="concept")
+    assert "Only paper abstracts were searched" in render_answer(refused, {}, kind="abstract")
+    assert "searched" not in render_answer(refused, {}, kind=None)
+    answered = answer_of("GPUs [MLD-0472].", [citation("MLD-0472", "GPU")])
+    numbering = number_citations(answered.text, answered.citations)
+    assert "searched" not in render_answer(answered, numbering, kind="concept")
 
 
 def test_chat_text_is_escaped_not_markup():
@@ -185,9 +197,31 @@ def test_missing_entry_card_is_friendly():
 
 
 def test_sources_panel_is_escaped():
-    html = sources_html([Source("TST-0001", "TST-0001::core:0", PAYLOAD, "concept", "text", 0.8123, 1)])
+    html = sources_html([Source("TST-0001", "TST-0001::core:0", PAYLOAD, "concept", "text", 0.8123, 1)], turn=0)
     no_live_tag(html)
-    assert "0.81" in html and "TST-0001" in html
+    assert "&lt;img" in html and "TST-0001" in html
+
+
+def test_sources_panel_ranks_marks_citations_and_rows_open_entries():
+    sources = [
+        Source("MLD-0472", "MLD-0472::core:0", "GPU", "concept", "t", 1.0, 1),
+        Source("abs-0123456789", "abs-0123456789::0", "A paper", "abstract", "t", 0.96, 2),
+        Source("abs-9999999999", "abs-9999999999::0", "Other", "abstract", "t", 0.5, 3),
+    ]
+    html = sources_html(
+        sources, None, numbering={"abs-0123456789": 1, "MLD-0472": 2}, turn=4, unverified=frozenset({"MLD-0472"})
+    )
+    # no unexplained score: a rank, and the citation number of the entries the answer cites
+    assert "0.96" not in html and "score" not in html.lower() and "Best match first" in html
+    rows = re.findall(r'<tr class="src-row cite-id-([^ ]+) cite-turn-4" tabindex="0"', html)
+    assert rows == ["MLD-0472", "abs-0123456789", "abs-9999999999"]
+    assert '<span class="cited unverified">[2]</span>' in html and '<span class="cited">[1]</span>' in html
+    assert "Searched: <b>concepts and paper abstracts</b>" in html and "applies to the next question" not in html
+    # the filter changed after the answer: the panel keeps the answer's own scope and says so
+    html = sources_html(sources[:1], "concept", turn=0, filter_kind="abstract")
+    assert "Searched: <b>concepts only</b>" in html
+    assert "paper abstracts only</span>" not in html and "paper abstracts only, applies to the next question" in html
+    assert "No sources yet" in sources_html([])
 
 
 # --- export, feedback, API -------------------------------------------------------------------
@@ -297,42 +331,184 @@ def run(handler, *args):
     return list(handler(*args))
 
 
-def test_respond_streams_then_shows_verified_answer_with_chips(seed_assistant):
-    from ui.handlers import ChatHandlers, new_session
+def test_respond_streams_then_shows_verified_answer(seed_assistant):
+    from ui.handlers import OUTPUTS, ChatHandlers, new_session
 
     h = ChatHandlers(seed_assistant)
     session = new_session()
     steps = run(h.respond, "What is a GPU?", session, "Both")
-    assert len(steps) >= 3  # the question, at least one streamed delta, the final answer
+    assert len(steps) >= 3 and all(len(step) == OUTPUTS for step in steps)  # question, deltas, final answer
     streamed = steps[1][0][-1]["content"]
     assert streamed and "▍" not in streamed  # no cursor: each update appends to the last one
-    final_messages = steps[-1][0]
-    assert [m["role"] for m in final_messages] == ["user", "assistant"]
-    assert "[1] GPU</span>" in final_messages[1]["content"] and "[MLD-0472]" not in final_messages[1]["content"]
+    final_messages, _, box, panel, card, widen = steps[-1]
+    assert [m["role"] for m in final_messages] == ["user", "assistant"] and box == ""
+    assert ">[1]</span>" in final_messages[1]["content"] and "[MLD-0472]" not in final_messages[1]["content"]
+    assert "cite-id-MLD-0472 cite-turn-0" in panel and '<span class="cited">[1]</span>' in panel
+    assert widen["visible"] is False
     answer = session.turns[0].answer
     assert answer.citations[0].entry_id == "MLD-0472"
-    card = h.card(session, "MLD-0472")
-    assert "<mark>" in card and "GPU" in card and "Graphics processing unit" in card
+    # a tap on the marker (forwarded by the bridge as "turn|id|nonce") opens the card with its quote
+    _, panel, card = h.open_target("0|MLD-0472|123", session, "Both")
+    assert "<mark>" in card and "GPU" in card and "Graphics processing unit" in card and 'class="card-close"' in card
     # a follow-up sends the earlier turn as history
     run(h.respond, "What caveat does it have?", session, "Both")
     assert len(session.turns) == 2 and session.turns[1].answer is not None
+    # a source row of the first answer selects that answer again
+    _, panel, card = h.open_target("0|abs-eb18b51aef|9", session, "Both")
+    assert session.selected == 0 and "cite-turn-0" in panel and "no longer in the index" not in card
 
 
-def test_filter_restricts_what_the_answer_draws_on(seed_assistant):
+def test_filter_the_panel_and_the_answer_agree(seed_assistant):
     from ui.handlers import ChatHandlers, new_session
 
     h = ChatHandlers(seed_assistant)
     session = new_session()
-    run(h.respond, "What is a GPU?", session, "Abstracts")
+    panel = run(h.respond, "What is a GPU?", session, "Concepts")[-1][3]
     answer = session.turns[0].answer
-    assert answer.sources and all(s.kind == "abstract" for s in answer.sources)
-    assert all(c.kind == "abstract" for c in answer.citations)
-    html, _ = h.refilter(session, "Abstracts")
-    assert "MLD-0472" not in html and "(abstracts only)" in html
-    run(h.respond, "What is a GPU?", session, "Concepts")
-    answer = session.turns[1].answer
     assert answer.sources and all(s.kind == "concept" for s in answer.sources)
     assert answer.citations[0].entry_id == "MLD-0472"
+    listed = re.findall(r"cite-id-([^ ]+) cite-turn", panel)
+    assert listed and all(seed_assistant.entry(e).kind == "concept" for e in listed) and "concepts only" in panel
+    # the filter set to Abstracts afterwards: the panel still lists this answer's concepts, labelled as such
+    panel = h.refilter(session, "Abstracts")
+    assert "Searched: <b>concepts only</b>" in panel and "applies to the next question" in panel
+    panel = run(h.respond, "What is a GPU?", session, "Abstracts")[-1][3]
+    answer = session.turns[1].answer
+    assert answer.sources and all(s.kind == "abstract" for s in answer.sources)
+    assert all(c.kind == "abstract" for c in answer.citations)
+    assert "MLD-0472" not in panel and "Searched: <b>paper abstracts only</b>" in panel
+
+
+def test_a_refusal_under_a_filter_offers_to_search_everything(seed_assistant):
+    from ui.handlers import ChatHandlers, new_session
+
+    h = ChatHandlers(seed_assistant)
+    session = new_session()
+    messages, _, _, panel, _, widen = run(h.respond, "What is NCCL used for?", session, "Abstracts")[-1]
+    assert session.turns[0].answer.refused
+    assert "Only paper abstracts were searched" in messages[-1]["content"] and widen["visible"] is True
+    assert h.widen(session) == ("Both", "What is NCCL used for?")
+    messages, _, _, panel, _, widen = run(h.respond, "What is NCCL used for?", session, "Both")[-1]
+    assert not session.turns[1].answer.refused and "MLD-0472" in panel and widen["visible"] is False
+    assert "searched" not in messages[-1]["content"]
+
+
+def test_retry_asks_that_question_again_and_drops_what_followed(seed_assistant):
+    import gradio as gr
+
+    from ui.handlers import ChatHandlers, new_session
+
+    h = ChatHandlers(seed_assistant)
+    session = new_session()
+    run(h.respond, "What is a GPU?", session, "Both")
+    run(h.respond, "What is NCCL used for?", session, "Both")
+    first = session.turns[0].answer
+    steps = run(h.retry, session, "Both", gr.RetryData(None, {"index": 0, "value": "What is a GPU?"}))
+    assert [t.question for t in session.turns] == ["What is a GPU?"]
+    assert session.turns[0].answer is not first and session.turns[0].answer.citations
+    assert [m["role"] for m in steps[-1][0]] == ["user", "assistant"]
+    # a stale index (the conversation was cleared meanwhile) changes nothing
+    steps = run(h.retry, session, "Both", gr.RetryData(None, {"index": 8, "value": "x"}))
+    assert len(session.turns) == 1 and len(steps) == 1
+
+
+def test_header_tells_the_knowledge_and_the_model(seed_assistant):
+    from ui.handlers import ChatHandlers
+
+    status = seed_assistant.status()
+    entries = seed_assistant.entries.values()
+    assert status.concepts == sum(e.kind == "concept" for e in entries) >= 1
+    assert status.papers == sum(e.kind == "abstract" for e in entries) >= 1
+    assert status.chunks >= status.entries and status.indexed_at and status.model == "extractive (offline)"
+    assert status.knowledge == tuple(p.as_posix() for p in seed_assistant.settings.knowledge)
+    html = ChatHandlers(seed_assistant).header()
+    assert f"{status.concepts} concept" in html and f"{status.papers} papers" in html
+    assert f"{status.chunks} chunks" in html and "knowledge/seed</code>" in html
+    assert re.search(r"indexed \d{4}-\d\d-\d\d \d\d:\d\d UTC", html)
+    assert "Model: <b>extractive (offline)</b>" in html and "not the configured knowledge" not in html
+
+
+def test_header_warns_when_the_index_holds_other_knowledge_or_none():
+    from assistant.types import KnowledgeStatus
+    from ui.header import header_html
+
+    other = KnowledgeStatus(("knowledge/mlsys",), ("knowledge/seed",), 1, 59, 63, "2026-01-02T03:04:05+0100", "m")
+    html = header_html(other, "openai:qwen")
+    assert "The index holds knowledge/seed, not the configured knowledge" in html
+    assert "assistant index knowledge/mlsys" in html and "indexed 2026-01-02 02:04 UTC" in html
+    assert "Offline mode" not in html and "Model: <b>openai:qwen</b>" in html
+    empty = KnowledgeStatus(("k<b>",), (), 0, 0, 0, None, "extractive (offline)")
+    html = header_html(empty, "extractive (offline)")
+    assert "not indexed yet" in html and "k&lt;b&gt;" in html and "Offline mode" in html
+    assert "unknown" in header_html(None, "m")
+
+
+def entry(entry_id: str, kind: str, title: str, **fields) -> Entry:
+    return Entry(entry_id, kind, title, title, fields)
+
+
+def test_examples_come_from_the_knowledge_and_are_stable():
+    from ui.examples import example_questions, topic_phrases
+
+    entries = [
+        entry("C-1", "concept", "Pipeline parallelism", definition="d", caveat="c"),
+        entry("C-2", "concept", "KV cache (key-value cache)", definition="d"),
+        entry("C-3", "concept", "A title far too long to be a good example button at all", definition="d"),
+        entry("P-1", "abstract", "Faster LLM serving with paged memory"),
+        entry("P-2", "abstract", "LLM serving at scale (LLMS) for everyone"),
+        entry("P-3", "abstract", "Speculative decoding for LLM serving"),
+        entry("P-4", "abstract", "Speculative decoding revisited"),
+        entry("P-5", "abstract", "Large language models are everywhere"),
+        entry("P-6", "abstract", "Large language models again"),
+    ]
+    assert topic_phrases(entries, 5) == ["LLM serving", "speculative decoding"]  # generic "large language" skipped
+    expected = [
+        "What is Pipeline parallelism?",  # the richest concept page first
+        "What is KV cache?",  # a parenthesised expansion left out
+        "Which papers address LLM serving?",
+        "Which papers address speculative decoding?",
+    ]
+    assert example_questions(entries) == expected
+    assert example_questions(list(reversed(entries))) == expected  # order of reading does not matter
+    only_papers = [e for e in entries if e.kind == "abstract"]
+    assert example_questions(only_papers) == expected[2:]
+    assert example_questions([e for e in entries if e.kind == "concept"]) == expected[:2]
+
+
+def test_every_example_is_answered_on_the_seed_corpus(seed_assistant):
+    from ui.handlers import ChatHandlers
+
+    examples = ChatHandlers(seed_assistant).examples()
+    assert len(examples) == 4 and any(q.startswith("What is") for q in examples)
+    assert any(q.startswith("Which papers") for q in examples)
+    for question in examples:
+        answer = seed_assistant.ask(question)
+        assert not answer.refused and answer.citations, (question, answer.text)
+
+
+def test_handlers_never_show_a_traceback(seed_settings, caplog):
+    from assistant import Assistant
+    from ui.handlers import ChatHandlers, new_session
+
+    class Broken(Assistant):
+        def entry(self, entry_id):
+            raise RuntimeError("secret entry boom")
+
+        def status(self):
+            raise RuntimeError("secret status boom")
+
+        @property
+        def entries(self):
+            raise RuntimeError("secret entries boom")
+
+    h = ChatHandlers(Broken(seed_settings))
+    session = new_session()
+    card = h.open_target("0|MLD-0472|1", session, "Both")[2]
+    assert "no longer in the index" in card
+    assert "Knowledge: <i>unknown</i>" in h.header() and h.examples() == []
+    for html in (card, h.header()):
+        assert "secret" not in html and "Traceback" not in html
+    assert "secret entry boom" in caplog.text and "secret status boom" in caplog.text
 
 
 def test_errors_become_friendly_messages(seed_settings, caplog):

@@ -1,4 +1,4 @@
-"""The real Gradio server on 127.0.0.1, called through gradio_client's `/chat` endpoint."""
+"""The real Gradio server on 127.0.0.1: the page it serves (header, examples, buttons) and `/chat`."""
 
 from __future__ import annotations
 
@@ -88,3 +88,48 @@ def test_auth_refuses_anonymous_callers(seed_settings):
             client(url, auth=("user", "wrong"))
         result = client(url, auth=("user", "pw")).predict("What is a GPU?", [], api_name="/chat")
         assert any(c["entry_id"] == "MLD-0472" for c in result["citations"])
+
+
+def components(url: str) -> dict[str, dict]:
+    """The served page's components by elem_id (their props as the browser receives them)."""
+    config = httpx.get(url + "config", timeout=10).json()
+    return {c["props"].get("elem_id") or str(c["id"]): c for c in config["components"]}
+
+
+def test_served_page_shows_the_knowledge_derived_examples_copy_and_retry(seed_settings):
+    with running(seed_settings) as url:
+        page = components(url)
+        header = page["header"]["props"]["value"]
+        assert "knowledge/seed" in header and "1 concept" in header and "59 papers" in header
+        assert "Model: <b>extractive (offline)</b>" in header
+        chat = page["chat"]["props"]
+        assert chat["buttons"] == ["copy"] and chat["_retryable"] is True
+        assert "chips" not in page and "source-picker" not in page  # one citation display, rows open entries
+        examples = [c["props"].get("value") for c in httpx.get(url + "config", timeout=10).json()["components"]]
+        derived = [e for e in examples if isinstance(e, str) and e.startswith(("What is ", "Which papers address "))]
+        assert derived[0] == "What is GPU?" and len(derived) == 4
+        bot = client(url)
+        for question in derived:  # every example is answered, through the served endpoint
+            reply = bot.predict(question, [], api_name="/chat")
+            assert reply.get("refused") is False and reply["citations"], (question, reply)
+
+
+def test_header_and_examples_follow_the_knowledge_served(tmp_path):
+    from assistant import Settings
+
+    knowledge = tmp_path / "knowledge"
+    knowledge.mkdir()
+    (knowledge / "page.txt").write_text(
+        "Systems · TST-0002\nGradient checkpointing\nA way to save memory in training by recomputing activations"
+        " in the backward pass instead of storing them.\n",
+        encoding="utf-8",
+    )
+    settings = Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive")
+    with running(settings) as url:
+        page = components(url)
+        header = page["header"]["props"]["value"]
+        assert knowledge.as_posix() in header and "1 concept · 0 papers" in header and "GPU" not in header
+        values = [c["props"].get("value") for c in httpx.get(url + "config", timeout=10).json()["components"]]
+        assert "What is Gradient checkpointing?" in values and "What is GPU?" not in values
+        reply = client(url).predict("What is Gradient checkpointing?", [], api_name="/chat")
+        assert reply["refused"] is False and reply["citations"][0]["entry_id"] == "TST-0002"

@@ -15,61 +15,23 @@ import gradio as gr
 from assistant.assistant import Assistant
 from assistant.errors import SettingsError
 from assistant.settings import Settings
-from ui import render
 from ui.auth import LoginThrottle, middleware
+from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
 
 HERE = Path(__file__).resolve().parent
 CSS_PATH = HERE / "style.css"
-EXAMPLES = (
-    "What is a GPU?",
-    "How can LLM inference be made serverless?",
-    "What caveat does a GPU have?",
-    "What is NCCL used for?",
-)
-OFFLINE_HINT = (
-    "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=... ASSISTANT_MODEL=openai:&lt;model&gt; make run"
-)
 CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
-# In-chat chips ([1] after a sentence, the chips under an answer) are forwarded by a hidden
-# gr.HTML "bridge": its js_on_load listens for clicks on them, sets its value to
-# "turn|entry id|nonce" and triggers its input event. Turn and id travel as class tokens
-# (cite-turn-N, cite-id-ID) because the Chatbot's sanitizer drops data-* attributes.
-# The chips Radio under the chat is the keyboard-friendly twin.
-BRIDGE_JS = """
-window.__citeBridge = { props: props, trigger: trigger };
-if (!window.__citeBridgeListening) {
-  window.__citeBridgeListening = true;
-  document.addEventListener("click", function (event) {
-    var chip = event.target && event.target.closest ? event.target.closest("#chat .cite-ref, #chat .cite-chip") : null;
-    if (!chip || !window.__citeBridge) return;
-    var turn = "", entry = "";
-    chip.classList.forEach(function (name) {
-      if (name.indexOf("cite-turn-") === 0) turn = name.slice(10);
-      if (name.indexOf("cite-id-") === 0) entry = name.slice(8);
-    });
-    if (!entry) return;
-    window.__citeBridge.props.value = turn + "|" + entry + "|" + Date.now();
-    window.__citeBridge.trigger("input");
-  });
-}
-"""
+# The page's side padding (32 px a side) sits outside the part that css_paths rules reach (Gradio scopes
+# them to the app's content), so the narrow-screen override goes into <head>.
+HEAD = "<style>@media (max-width: 820px) { .gradio-container .main.app { padding: 8px 10px !important; } }</style>"
+CHAT_PLACEHOLDER = "Ask about the knowledge shown above: tap an example below, or type a question."
 
 
 def header_html(assistant: Assistant) -> str:
-    label = assistant.model_label
-    lines = [
-        '<div class="app-header"><h1>ML systems assistant</h1>'
-        '<span class="muted tagline">Answers from concept pages and paper abstracts, with verified citations.</span>',
-        f'<p class="model-line">Answered by: <b>{render.esc(label)}</b></p>',
-    ]
-    if label.startswith("extractive"):
-        lines.append(
-            '<p class="muted small">Offline mode: answers quote the knowledge base. To use an OpenAI-compatible '
-            f"model, start with <code>{OFFLINE_HINT}</code></p>"
-        )
-    return "".join(lines) + "</div>"
+    """The page header for `assistant`: its knowledge and model (`ui.header`)."""
+    return ChatHandlers(assistant).header()
 
 
 def build_app(assistant: Assistant) -> gr.Blocks:
@@ -77,83 +39,76 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     h = ChatHandlers(assistant)
     private: dict[str, Any] = {"api_visibility": "private"}
     answering: dict[str, Any] = {"concurrency_limit": CONCURRENCY, "concurrency_id": "answer"}
+    examples = h.examples()
     # delete_cache: exported conversations and other cached files older than a day, checked hourly
     with gr.Blocks(title="ML systems assistant", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
         session = gr.State(new_session())
-        gr.HTML(header_html(assistant), elem_id="header")
+        header = gr.HTML(h.header(), elem_id="header")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3, min_width=420):
                 chatbot = gr.Chatbot(
                     elem_id="chat",
                     label="Conversation",
-                    height=400,
+                    show_label=False,
+                    height=420,
                     layout="bubble",
                     sanitize_html=True,
                     render_markdown=True,
                     allow_tags=False,
                     latex_delimiters=[],
-                    buttons=[],
+                    buttons=["copy"],
                     feedback_options=("Like", "Dislike"),
-                    placeholder="Ask about GPUs, parallelism, inference serving, papers…",
+                    placeholder=CHAT_PLACEHOLDER,
                 )
-                chips = gr.Radio(
-                    [],
-                    label="Citations - click one to open the entry",
-                    elem_id="chips",
-                    elem_classes=["chips"],
-                    visible=False,
-                )
-                with gr.Row(elem_id="ask-row"):
+                with gr.Row(elem_id="ask-row", equal_height=True):
                     question = gr.Textbox(
                         show_label=False,
-                        placeholder="Type a question and press Enter",
+                        placeholder="Ask a question…",
                         scale=5,
+                        min_width=120,
                         elem_id="question",
                         max_lines=4,
                         autofocus=True,
                     )
-                    ask = gr.Button("Ask", variant="primary", scale=1, min_width=80, elem_id="ask")
+                    ask = gr.Button("Ask", variant="primary", scale=0, min_width=64, elem_id="ask")
+                widen = gr.Button(
+                    "Search everything for this question", size="sm", variant="primary", visible=False, elem_id="widen"
+                )
+                kind = gr.Radio(list(FILTERS), value="Both", label="Search in", elem_id="filter")
                 with gr.Row(elem_id="examples"):
-                    example_buttons = [gr.Button(q, size="sm", variant="secondary") for q in EXAMPLES]
+                    example_buttons = [gr.Button(q, size="sm", variant="secondary") for q in examples]
                 with gr.Row(elem_id="tools"):
                     export = gr.Button("Export as Markdown", size="sm", elem_id="export")
                     clear = gr.Button("Clear chat", size="sm", elem_id="clear")
                 export_file = gr.File(label="Conversation (.md)", visible=False, elem_id="export-file")
-                chip_target = gr.HTML(
+                bridge = gr.HTML(
                     "", html_template="<span></span>", js_on_load=BRIDGE_JS, elem_id="chip-bridge", visible="hidden"
                 )
             with gr.Column(scale=2, min_width=340):
                 card = gr.HTML(PLACEHOLDER, elem_id="card")
-                kind = gr.Radio(list(FILTERS), value="Both", label="Search in", elem_id="filter")
-                sources = gr.HTML(render.sources_html([]), elem_id="sources")
-                picker = gr.Dropdown(
-                    [],
-                    label="Open a retrieved entry",
-                    elem_id="source-picker",
-                    value=None,
-                    interactive=True,
-                )
+                sources = gr.HTML(h.panel(new_session(), "Both"), elem_id="sources")
 
-        outputs = [chatbot, session, question, chips, sources, picker, card]
+        outputs = [chatbot, session, question, sources, card, widen]
         inputs = [question, session, kind]
         question.submit(h.respond, inputs, outputs, **private, **answering)
         ask.click(h.respond, inputs, outputs, **private, **answering)
-        for button, text in zip(example_buttons, EXAMPLES, strict=True):
+        for button, text in zip(example_buttons, examples, strict=True):
             button.click(lambda t=text: t, None, question, **private).then(
                 h.respond, inputs, outputs, **private, **answering
             )
-        chips.select(h.open_chip, [chips, session], card, **private)
-        picker.input(h.open_chip, [picker, session], card, **private)
-        chip_target.input(
-            h.open_inline_chip, [chip_target, session, kind], [session, chips, sources, picker, card], **private
+        widen.click(h.widen, [session], [kind, question], **private).then(
+            h.respond, inputs, outputs, **private, **answering
         )
-        chatbot.select(h.select_message, [session, kind], [session, chips, sources, picker], **private)
+        chatbot.retry(h.retry, [session, kind], outputs, **private, **answering)
+        bridge.input(h.open_target, [bridge, session, kind], [session, sources, card], **private)
+        chatbot.select(h.select_message, [session, kind], [session, sources], **private)
         chatbot.like(h.like, [session], None, **private)
-        kind.change(h.refilter, [session, kind], [sources, picker], **private)
+        kind.change(h.refilter, [session, kind], sources, **private)
         export.click(h.export, [session], export_file, **private)
-        cleared = [chatbot, session, chips, sources, picker, card, export_file]
-        clear.click(h.clear, None, cleared, **private)
-        chatbot.clear(h.clear, None, cleared, **private)  # the Chatbot's own trash button
+        cleared = [chatbot, session, sources, card, export_file, widen]
+        clear.click(h.clear, [kind], cleared, **private)
+        chatbot.clear(h.clear, [kind], cleared, **private)  # the Chatbot's own trash button
+        app.load(h.header, None, header, **private)  # what the index holds now, on every page load
         gr.api(h.chat_api, api_name="chat", **answering)
     return app
 
@@ -208,6 +163,7 @@ def serve(
         ssr_mode=False,
         theme=theme(),
         css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
+        head=HEAD,
         app_kwargs=middleware(),  # the client address, for the login backoff
     )
     return app

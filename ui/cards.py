@@ -11,8 +11,11 @@ from ui.render import KIND_LABELS, esc
 
 PLACEHOLDER = (
     '<div class="entry-card empty"><div class="panel-title">Cited entry</div>'
-    '<p class="muted">Click a citation chip such as <b>[1]</b> to open the entry it cites.</p></div>'
+    '<p class="muted">Tap a citation number such as <b>[1]</b> in an answer, or a retrieved source, '
+    "to open its entry here.</p></div>"
 )
+# closes the card where it is an overlay (narrow screens); handled in the page by ui.bridge
+CLOSE = '<button type="button" class="card-close" aria-label="Close the card">×</button>'
 # "Caveat: ...", "Example: ...", "NCCL: ..." - how the entry text prefixes a field's sentence
 _PREFIX = re.compile(r"^[^:]{1,60}:\s+")
 _MIN_MATCH = 12
@@ -110,12 +113,12 @@ def entry_card(
     """HTML of one entry: title, kind, id, the supporting quote, then its fields."""
     if entry is None:
         return (
-            '<div class="entry-card"><div class="panel-title">Cited entry</div>'
+            f'<div class="entry-card">{CLOSE}<div class="panel-title">Cited entry</div>'
             f'<p class="muted">Entry {esc(entry_id)} is no longer in the index.</p></div>'
         )
     num = f'<span class="card-num">[{number}]</span> ' if number else ""
     head = (
-        f'<div class="card-head">{num}<h3 class="card-title">{esc(entry.title)}</h3></div>'
+        f'{CLOSE}<div class="card-head">{num}<h3 class="card-title">{esc(entry.title)}</h3></div>'
         f'<div class="card-meta"><span class="kind kind-{esc(entry.kind)}">'
         f"{esc(KIND_LABELS.get(entry.kind, entry.kind))}</span>"
         f' <code class="card-id">{esc(entry.id)}</code></div>'

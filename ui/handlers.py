@@ -20,8 +20,11 @@ from assistant.redaction import redact
 from assistant.types import Answer, Source
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
+from ui.examples import example_questions
 from ui.feedback import record_feedback, vote_of, write_export
+from ui.header import header_html
 from ui.session import Session, Turn
+from ui.sources import sources_html
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,7 @@ FILTERS = {"Both": None, "Concepts": "concept", "Abstracts": "abstract"}
 # its text changed; each update only appends to the message (no cursor, no re-rendered prefix), so
 # Gradio's diff sends just the new characters instead of the whole message again.
 STREAM_EVERY = 0.1
+OUTPUTS = 6  # what an answering event updates: chat, session, question box, sources, card, widen button
 BUSY = "Still answering your previous question - wait for it to finish, then ask again."
 
 
@@ -79,7 +83,7 @@ class ChatHandlers:
             out.append({"role": "user", "content": render.user_message(turn.question)})
             if turn.answer:
                 if turn.rendered is None:  # a finished answer is rendered once, not on every delta
-                    turn.rendered = render.render_answer(turn.answer, turn.numbering, turn=index)
+                    turn.rendered = render.render_answer(turn.answer, turn.numbering, turn=index, kind=turn.kind)
                 content = turn.rendered
             elif turn.error:
                 content = render.render_error(turn.error, len(turn.sources))
@@ -93,18 +97,40 @@ class ChatHandlers:
     def respond(self, question: str, session: Session, filter_label: str, request: gr.Request | None = None):
         """Generator: the chat with the answer streaming in, then the verified answer and panels.
 
-        One answer runs per session: a second question while the first is answering is refused
-        (and stays in the box), so one user cannot take every answering slot. The answer's
-        deadline (ASSISTANT_ANSWER_DEADLINE, enforced in `assistant.models.calls`) frees the slot.
+        Yields (chatbot, session, question box, sources, card, widen button). One answer runs per
+        session: a second question while the first is answering is refused (and stays in the box),
+        so one user cannot take every answering slot. The answer's deadline
+        (ASSISTANT_ANSWER_DEADLINE, enforced in `assistant.models.calls`) frees the slot.
         """
+        yield from self._guarded(request, session, question, filter_label, None)
+
+    def retry(self, session: Session, filter_label: str, data: gr.RetryData, request: gr.Request | None = None):
+        """The Chatbot's retry button: ask that turn's question again, dropping it and what followed."""
+        index = data.index[0] if isinstance(data.index, list | tuple) else data.index
+        turn_index = int(index) // 2
+        if turn_index >= len(session.turns):
+            yield (gr.skip(),) * OUTPUTS
+            return
+        yield from self._guarded(request, session, session.turns[turn_index].question, filter_label, turn_index)
+
+    def widen(self, session: Session):
+        """'Search everything': the filter back to Both and the refused question back in the box."""
+        turn = session.refused_under_filter()
+        return "Both", turn.question if turn else gr.skip()
+
+    def _guarded(self, request, session: Session, question: str, filter_label: str, drop_from: int | None):
         key = getattr(request, "session_hash", None) or id(session)
         if not self._claim(key):
             gr.Info(BUSY)
-            skip = gr.skip()
-            yield skip, skip, skip, skip, skip, skip, skip
+            yield (gr.skip(),) * OUTPUTS
             return
         try:
+            if drop_from is not None:
+                del session.turns[drop_from:]
             yield from self._respond(question, session, filter_label)
+        except Exception:  # never a traceback in the page: whatever slipped through is logged
+            self.log_failure("answering", str(question))
+            yield (gr.skip(),) * OUTPUTS
         finally:
             self._release(key)
 
@@ -112,10 +138,10 @@ class ChatHandlers:
         question = question or ""
         kind = FILTERS.get(filter_label)
         history = session.history()
-        turn = Turn(question.strip())
+        turn = Turn(question.strip(), kind=kind)
         session.turns.append(turn)
         skip = gr.skip()
-        yield self.messages(session, ""), session, "", skip, skip, skip, skip
+        yield self.messages(session, ""), session, "", skip, skip, gr.update(visible=False)
         parts: list[str] = []
         shown, shown_text = 0.0, ""
         try:
@@ -130,7 +156,7 @@ class ChatHandlers:
                     parts = [text]
                     if render.partial_visible(text) != render.partial_visible(shown_text):
                         shown, shown_text = time.monotonic(), text
-                        yield self.messages(session, text), session, skip, skip, skip, skip, skip
+                        yield self.messages(session, text), session, skip, skip, skip, skip
             if turn.answer is None:
                 raise RuntimeError("the answer stream ended without an Answer")
         except StreamCutOffError as err:
@@ -145,24 +171,36 @@ class ChatHandlers:
         if turn.answer:
             turn.sources = turn.answer.sources
         session.selected = len(session.turns) - 1
-        chips, sources, picker = self.panels(session, filter_label)
-        yield self.messages(session), session, "", chips, sources, picker, PLACEHOLDER
+        widen = gr.update(visible=session.refused_under_filter() is not None)
+        yield self.messages(session), session, "", self.panel(session, filter_label), PLACEHOLDER, widen
+
+    def examples(self) -> list[str]:
+        """Questions the loaded knowledge can answer (`ui.examples`); none if the index cannot be read."""
+        try:
+            return example_questions(self.assistant.entries.values())
+        except Exception:
+            self.log_failure("choosing", "example questions")
+            return []
 
     # --- panels ---------------------------------------------------------------------------
 
-    def panels(self, session: Session, filter_label: str, chip: str | None = None):
+    def panel(self, session: Session, filter_label: str) -> str:
+        """The sources panel of the selected answer, labelled with what that answer searched."""
         turn = session.selected_turn()
-        choices = render.chip_choices(turn.answer, turn.numbering) if turn else []
-        chips = gr.update(choices=choices, value=chip, visible=bool(choices))
-        sources = turn.sources if turn else []
-        html = render.sources_html(sources, FILTERS.get(filter_label), "")
-        picker = gr.update(choices=render.source_choices(sources), value=None)
-        return chips, html, picker
+        if turn is None:
+            return sources_html([], filter_kind=FILTERS.get(filter_label))
+        return sources_html(
+            turn.sources,
+            turn.kind,
+            numbering=turn.numbering,
+            turn=session.selected,
+            filter_kind=FILTERS.get(filter_label),
+            unverified=render.unverified_ids(turn.answer),
+        )
 
-    def refilter(self, session: Session, filter_label: str):
-        """A new filter re-draws the selected answer's sources panel; the next question uses it too."""
-        _, html, picker = self.panels(session, filter_label)
-        return html, picker
+    def refilter(self, session: Session, filter_label: str) -> str:
+        """A new filter applies to the next question; the panel keeps the answer's own sources and says so."""
+        return self.panel(session, filter_label)
 
     def card(self, session: Session, entry_id: str | None) -> str:
         """The card of an entry, with its quote when the selected answer cites it."""
@@ -185,27 +223,22 @@ class ChatHandlers:
             entry_id=entry_id,
         )
 
-    def open_chip(self, entry_id: str | None, session: Session) -> str:
-        return self.card(session, entry_id)
-
-    def open_inline_chip(self, target: str, session: Session, filter_label: str):
-        """A click on a chip inside the chat ("turn|entry id|nonce"): select that turn, open the card."""
+    def open_target(self, target: str, session: Session, filter_label: str):
+        """A tap on a citation marker or a source row ("turn|entry id|nonce"): select that turn, open the card."""
         turn_text, _, rest = (target or "").partition("|")
         entry_id = rest.rpartition("|")[0] or rest
         if turn_text.isdigit() and int(turn_text) < len(session.turns):
             session.selected = int(turn_text)
-        chips, html, picker = self.panels(session, filter_label, chip=entry_id or None)
-        return session, chips, html, picker, self.card(session, entry_id)
+        return session, self.panel(session, filter_label), self.card(session, entry_id)
 
     def select_message(self, session: Session, filter_label: str, data: gr.SelectData):
-        """Clicking an earlier answer shows its chips and sources."""
+        """Clicking an earlier answer shows its sources."""
         index = data.index[0] if isinstance(data.index, list | tuple) else data.index
         turn_index = int(index) // 2
         if turn_index == session.selected or turn_index >= len(session.turns):
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+            return gr.skip(), gr.skip()
         session.selected = turn_index
-        chips, html, picker = self.panels(session, filter_label)
-        return session, chips, html, picker
+        return session, self.panel(session, filter_label)
 
     # --- feedback, export, reset ------------------------------------------------------------
 
@@ -226,9 +259,24 @@ class ChatHandlers:
         path = write_export(session.turns, self.assistant.model_label)
         return gr.update(value=str(path), visible=True)
 
-    def clear(self):
-        chips, html, picker = self.panels(new_session(), "Both")
-        return [], new_session(), chips, html, picker, PLACEHOLDER, gr.update(value=None, visible=False)
+    def clear(self, filter_label: str = "Both"):
+        html = self.panel(new_session(), filter_label)
+        hidden = gr.update(value=None, visible=False)
+        return [], new_session(), html, PLACEHOLDER, hidden, gr.update(visible=False)
+
+    def header(self) -> str:
+        """The header, read again on each page load so it tells what the index holds now."""
+        try:
+            status = self.assistant.status()
+        except Exception:
+            self.log_failure("reading", "the index status")
+            status = None
+        try:
+            label = self.assistant.model_label
+        except Exception:
+            self.log_failure("reading", "the model label")
+            label = "unknown"
+        return header_html(status, label)
 
     # --- /chat API --------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Pure rendering helpers: citation numbering, chat messages, sources panel, API payload.
+"""Pure rendering helpers: citation numbering, chat messages, API payload (the sources panel: `ui.sources`).
 
 Everything here turns library values (`Answer`, `Citation`, `Source`) into strings; nothing
 imports Gradio. Every piece of entry, model or user text is escaped on the way out:
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assistant.citations import find_markers
-from assistant.types import Answer, Citation, Source
+from assistant.types import Answer, Citation
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})
@@ -40,7 +40,7 @@ def md_text(text: Any) -> str:
 
 
 def number_citations(text: str, citations: Iterable[Citation] | None = None) -> dict[str, int]:
-    """Chip number per entry id: order of first `[ID]` marker in the text, then uncited citations.
+    """Citation number per entry id: order of first `[ID]` marker in the text, then uncited citations.
 
     With `citations` given (the final answer), markers of ids that are not citations are
     ignored; without (a partial stream), every marker gets the next number.
@@ -56,26 +56,29 @@ def number_citations(text: str, citations: Iterable[Citation] | None = None) -> 
     return numbering
 
 
-def _cite_classes(entry_id: str, turn: int | None) -> str:
+def cite_classes(entry_id: str, turn: int | None) -> str:
     """Class tokens naming the cited entry and the turn: the chat's sanitizer drops data-* attributes."""
     turn_class = "" if turn is None else f" cite-turn-{int(turn)}"
     return f"cite-id-{esc(entry_id)}{turn_class}"
 
 
-def _ref(entry_id: str, numbering: Mapping[str, int], turn: int | None = None) -> str:
+def _ref(entry_id: str, numbering: Mapping[str, int], turn: int | None, unverified: frozenset[str]) -> str:
     number = numbering.get(entry_id)
     if number is None:
         return ""
-    return f'<span class="cite-ref {_cite_classes(entry_id, turn)}">[{number}]</span>'
+    flag = " unverified" if entry_id in unverified else ""
+    return f'<span class="cite-ref {cite_classes(entry_id, turn)}{flag}">[{number}]</span>'
 
 
-def render_text(text: str, numbering: Mapping[str, int], turn: int | None = None) -> str:
-    """Answer text for the Chatbot: escaped, each `[ID]` marker replaced by its chip number."""
+def render_text(
+    text: str, numbering: Mapping[str, int], turn: int | None = None, unverified: frozenset[str] = frozenset()
+) -> str:
+    """Answer text for the Chatbot: escaped, each `[ID]` marker replaced by its citation number."""
     out: list[str] = []
     last = 0
     for start, end, ids in find_markers(text):
         out.append(md_text(text[last:start]))
-        out.append("".join(_ref(entry_id, numbering, turn) for entry_id in dict.fromkeys(ids)))
+        out.append("".join(_ref(entry_id, numbering, turn, unverified) for entry_id in dict.fromkeys(ids)))
         last = end
     out.append(md_text(text[last:]))
     return "".join(out)
@@ -91,41 +94,34 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def chip_label(number: int, citation: Citation, width: int = 48) -> str:
-    """`[1] GPU`, or `[2] Some long title… · unverified` (plain text, for a Radio choice)."""
-    mark = " · unverified" if not citation.supported else ""
-    return f"[{number}] {shorten(citation.title or citation.entry_id, width)}{mark}"
-
-
 def ordered_citations(citations: list[Citation], numbering: Mapping[str, int]) -> list[tuple[int, Citation]]:
-    """(number, citation) pairs in chip order."""
+    """(number, citation) pairs in citation-number order."""
     pairs = [(numbering.get(c.entry_id, 0), c) for c in citations]
     return sorted(pairs, key=lambda pair: pair[0] or 10**6)
 
 
-def chip_choices(answer: Answer | None, numbering: Mapping[str, int]) -> list[tuple[str, str]]:
-    """Radio choices (label, entry id) for the citation chips of an answer."""
-    if not answer:
-        return []
-    return [(chip_label(n, c), c.entry_id) for n, c in ordered_citations(answer.citations, numbering)]
+def unverified_ids(answer: Answer | None) -> frozenset[str]:
+    return frozenset(c.entry_id for c in answer.citations if not c.supported) if answer else frozenset()
 
 
-def render_answer(answer: Answer, numbering: Mapping[str, int], turn: int | None = None) -> str:
-    """The final assistant message: answer text with chip numbers, the chips, then any notes."""
-    parts = [render_text(answer.text, numbering, turn)]
-    chips = []
-    for number, citation in ordered_citations(answer.citations, numbering):
-        unverified = not citation.supported
-        short = shorten(citation.title or citation.entry_id, 60)
-        chips.append(
-            f'<span class="cite-chip {_cite_classes(citation.entry_id, turn)}{" unverified" if unverified else ""}">'
-            f"[{number}] {md_text(short)}{' · unverified' if unverified else ''}</span>"
-        )
-    if chips:
-        parts.append('<span class="cite-chips">' + " ".join(chips) + "</span>")
+def render_answer(
+    answer: Answer, numbering: Mapping[str, int], turn: int | None = None, kind: str | None = None
+) -> str:
+    """The final assistant message: the text with numbered citation markers, then any notes.
+
+    The markers are the one citation display: tapping one opens its card (no chip rows repeating
+    them). A refusal under a filter (`kind`) says what was searched; the page offers to search all.
+    """
+    parts = [render_text(answer.text, numbering, turn, unverified_ids(answer))]
     notes = [n for n in answer.notes if n]
+    if answer.refused and kind:
+        scope = {"concept": "concepts", "abstract": "paper abstracts"}.get(kind, kind)
+        notes.insert(
+            0,
+            f"Only {scope} were searched (the Search in filter). Use Search everything for this question to ask again.",
+        )
     if notes:
-        parts.append("<br>".join(f'<span class="answer-note">ⓘ {md_text(n)}</span>' for n in notes))
+        parts.append("<br>".join(f'<span class="answer-note">Note: {md_text(n)}</span>' for n in notes))
     return "\n\n".join(parts)
 
 
@@ -150,47 +146,12 @@ def render_error(message: str, sources: int = 0) -> str:
     if sources:
         plural = "entry was" if sources == 1 else "entries were"
         note = f"{sources} {plural} retrieved for this question - see Retrieved sources."
-        out += f'\n\n<span class="answer-note">ⓘ {note}</span>'
+        out += f'\n\n<span class="answer-note">Note: {note}</span>'
     return out
 
 
 def user_message(question: str) -> str:
     return md_text(question) if question.strip() else '<span class="answer-note">(empty question)</span>'
-
-
-# --- sources panel ------------------------------------------------------------------------
-
-
-def sources_html(sources: list[Source], kind: str | None = None, note: str = "") -> str:
-    """A table of retrieved entries: rank, title, kind, id and score."""
-    label = {"concept": " (concepts only)", "abstract": " (abstracts only)"}.get(kind or "", "")
-    if not sources:
-        body = '<p class="muted">No sources yet - ask a question.</p>' if not note else ""
-        return f'<div class="sources"><div class="panel-title">Retrieved sources{esc(label)}</div>{body}{note}</div>'
-    rows = "".join(
-        "<tr>"
-        f'<td class="rank">{esc(s.rank)}</td>'
-        f'<td class="title"><div class="stitle" title="{esc(s.title)}">{esc(s.title)}</div>'
-        f'<div class="sid">{esc(s.entry_id)}</div></td>'
-        f'<td><span class="kind kind-{esc(s.kind)}">{esc(s.kind)}</span></td>'
-        f'<td class="score">{float(s.score or 0):.2f}</td>'
-        "</tr>"
-        for s in sources
-    )
-    return (
-        f'<div class="sources"><div class="panel-title">Retrieved sources{esc(label)}</div>'
-        '<table><colgroup><col class="c-rank"><col><col class="c-kind"><col class="c-score"></colgroup>'
-        "<thead><tr><th>#</th><th>entry</th><th>kind</th><th>score</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>{note}</div>"
-    )
-
-
-def source_choices(sources: list[Source]) -> list[tuple[str, str]]:
-    """Dropdown choices (label, entry id) for opening a retrieved entry."""
-    out: dict[str, str] = {}
-    for s in sources:
-        out.setdefault(s.entry_id, f"#{s.rank} {shorten(s.title or s.entry_id, 60)}")
-    return [(label, entry_id) for entry_id, label in out.items()]
 
 
 # --- /chat API -----------------------------------------------------------------------------

@@ -19,14 +19,15 @@ class Turn:
     answer: Answer | None = None
     error: str | None = None
     sources: list[Source] = field(default_factory=list)
-    numbering: dict[str, int] = field(default_factory=dict)  # chip number per cited entry id
+    numbering: dict[str, int] = field(default_factory=dict)  # citation number per cited entry id
     rendered: str | None = None  # the finished answer's chat message, rendered once
+    kind: str | None = None  # what the question searched: "concept", "abstract" or None (both)
 
 
 @dataclass
 class Session:
     turns: list[Turn] = field(default_factory=list)
-    selected: int | None = None  # the turn whose chips and sources the side panels show
+    selected: int | None = None  # the turn whose sources the side panel shows
 
     def history(self) -> list[tuple[str, str]]:
         """The answered turns as (role, text) pairs, the way `Assistant.stream` takes them."""
@@ -35,3 +36,8 @@ class Session:
     def selected_turn(self) -> Turn | None:
         index = self.selected
         return self.turns[index] if index is not None and 0 <= index < len(self.turns) else None
+
+    def refused_under_filter(self) -> Turn | None:
+        """The last turn, when it was refused while a filter narrowed the search (it can widen it)."""
+        last = self.turns[-1] if self.turns else None
+        return last if last and last.kind and last.answer and last.answer.refused else None
