@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.chain import AnswerChain, History
 from assistant.embeddings import Embedder
-from assistant.errors import AssistantError
+from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
+from assistant.freshness import knowledge_names, knowledge_problem
 from assistant.index import Index, SyncReport
 from assistant.retrieval import Retriever
 from assistant.settings import Settings
@@ -19,12 +21,17 @@ if TYPE_CHECKING:
 
     from assistant.models import ChatModel
 
+log = logging.getLogger("assistant")
+
 
 class Assistant:
-    """Opens the index (building it from `settings.knowledge` when empty) and answers questions.
+    """Opens the index, syncs it with `settings.knowledge` when it holds other knowledge, and answers.
 
-    `embedder` and `model` replace the configured embedding and chat models (tests pass fakes); `model`
-    is a LangChain chat model or an `assistant.models.ChatModel` that also says what it can do.
+    With `auto_index` (the default) a start on an index built from other paths, or from files that
+    changed since, syncs it first (`sync_knowledge`); an index that is up to date costs a look at the
+    manifest and a stat of each file. `embedder` and `model` replace the configured embedding and
+    chat models (tests pass fakes); `model` is a LangChain chat model or an
+    `assistant.models.ChatModel` that also says what it can do.
     """
 
     def __init__(
@@ -41,8 +48,8 @@ class Assistant:
         self._chat_model: ChatModel | None = None
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
-        if auto_index and self._index.is_empty:
-            self.index()
+        if auto_index:
+            self.sync_knowledge()
 
     # --- knowledge -------------------------------------------------------------------
 
@@ -60,6 +67,39 @@ class Assistant:
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
         self._chain = None
         return report
+
+    def sync_knowledge(self) -> SyncReport | None:
+        """Sync when the index does not hold `settings.knowledge` as it is on disk; None when it already does.
+
+        A knowledge path that is missing or unreadable is a SettingsError: syncing without it
+        would drop its entries. A sync that cannot finish (full disk, another sync holding the lock
+        too long) leaves the committed index answering, with a warning.
+        """
+        reason = self._index.stale_reason()
+        if reason is None:
+            return None
+        problem = knowledge_problem(self.settings.knowledge)
+        if problem:
+            raise SettingsError(problem)
+        log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
+        try:
+            report = self.index()
+        except IndexUnavailableError as error:  # a full disk, a busy lock, Chroma gone: the last commit still answers
+            if self._index.is_empty or self._index.mismatch is not None:
+                raise
+            log.warning("%s; answering from the index as it was", str(error).rstrip("."))
+            return None
+        for skipped in report.skipped:
+            log.warning("skipped %s", skipped)
+        log.info("Indexed: %s", report.summary())
+        return report
+
+    def load(self) -> None:
+        """Load now what the first question would wait for: the encoder, the vectors, the lexical index,
+        the chat model. The server calls it before it says it is ready; an empty index loads nothing."""
+        self._chain = self.chain  # builds the chat model (and imports LangChain)
+        if not self._index.is_empty and self._index.mismatch is None:
+            self._retriever.retrieve("loading", k=1)
 
     @property
     def retriever(self) -> Retriever:
