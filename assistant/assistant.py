@@ -7,18 +7,19 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.chain import AnswerChain, History
 from assistant.embeddings import Embedder
 from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
+from assistant.followups import History
 from assistant.freshness import knowledge_names, knowledge_problem
 from assistant.index import Index, SyncReport
 from assistant.retrieval import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, Source
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # LangChain is imported when a question is first answered, not to open or sync the index
     from langchain_core.language_models import BaseChatModel
 
+    from assistant.chain import AnswerChain
     from assistant.models import ChatModel
 
 log = logging.getLogger("assistant")
@@ -149,6 +150,8 @@ class Assistant:
     @property
     def chain(self) -> AnswerChain:
         if self._chain is None:
+            from assistant.chain import AnswerChain
+
             self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model)
         return self._chain
 

@@ -136,11 +136,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.models import StreamCutOffError
 
     try:
-        with status(LOADING):
-            bot = Assistant(settings)
-            bot.load()
-        with status("Answering…"):
-            answer = bot.ask(args.question)
+        with status(LOADING):  # the first question loads the rest: a warm-up first would only add to it
+            answer = Assistant(settings).ask(args.question)
     except StreamCutOffError as error:
         if args.json:
             print(terminal_json({"error": str(error), "partial": error.partial}))

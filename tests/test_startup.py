@@ -312,6 +312,37 @@ def test_ask_off_a_terminal_writes_only_the_answer(seed_settings: Settings) -> N
     assert done.stdout.startswith("A processor designed for highly parallel workloads")
 
 
+def test_ask_on_a_terminal_shows_a_loading_status_then_erases_it(seed_settings: Settings) -> None:
+    """stderr on a terminal (a pty) gets the status line and its erasure; stdout (a pipe) still only the answer."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "assistant", "ask", "What is a GPU?"],
+            cwd=REPO,
+            env=cli_env(seed_settings.home, SEED),
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=240,
+        )
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0
+    assert seen == "\r\x1b[KLoading the index and the encoder…\r\x1b[K".encode(), seen
+    assert done.stdout.decode().startswith("A processor designed for highly parallel workloads")
+
+
 def test_python_m_assistant_is_the_cli() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "assistant", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60
