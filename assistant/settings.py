@@ -15,6 +15,7 @@ from assistant.errors import SettingsError
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
+MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,8 @@ class Settings:
     def __post_init__(self) -> None:
         """Every value is checked here, so a bad one stops the start with one line, before any work."""
         if (not self.model.startswith("openai:") and self.model not in MODELS) or self.model == "openai:":
-            raise SettingsError(
-                f"ASSISTANT_MODEL={self.model!r} is not a model - use auto, extractive, stub or openai:<model>"
-            )
+            # the words of assistant.models' own message (not imported: it would import LangChain)
+            raise SettingsError(f"Unknown model {self.model!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
         if not 0 < self.port < 65536:
             raise SettingsError(f"ASSISTANT_PORT={self.port} is not a TCP port - give one from 1 to 65535")
         if not self.request_timeout > 0:
