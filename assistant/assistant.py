@@ -11,7 +11,8 @@ from assistant.embeddings import Embedder
 from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
 from assistant.followups import History
 from assistant.freshness import knowledge_names, knowledge_problem
-from assistant.index import Index, SyncReport
+from assistant.index import Index, SyncReport, is_disk_full
+from assistant.lock import IndexBusyError
 from assistant.retrieval import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, Source
@@ -73,8 +74,8 @@ class Assistant:
         """Sync when the index does not hold `settings.knowledge` as it is on disk; None when it already does.
 
         A knowledge path that is missing or unreadable is a SettingsError: syncing without it
-        would drop its entries. A sync that cannot finish (full disk, another sync holding the lock
-        too long) leaves the committed index answering, with a warning.
+        would drop its entries. A sync that cannot finish for a full disk or another sync holding the
+        lock too long leaves the committed index answering, with a warning.
         """
         reason = self._index.stale_reason()
         if reason is None:
@@ -85,9 +86,9 @@ class Assistant:
         log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
         try:
             report = self.index()
-        except IndexUnavailableError as error:  # a full disk, a busy lock, Chroma gone: the last commit still answers
-            if self._index.is_empty or self._index.mismatch is not None:
-                raise
+        except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
+            if self._index.is_empty or not (isinstance(error, IndexBusyError) or is_disk_full(error)):
+                raise  # nothing to answer from, or nothing would answer (a Chroma server gone)
             log.warning("%s; answering from the index as it was", str(error).rstrip("."))
             return None
         for skipped in report.skipped:

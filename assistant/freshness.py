@@ -74,13 +74,18 @@ def knowledge_names(paths: Iterable[Path]) -> list[str]:
     return [Path(p).as_posix() for p in paths]
 
 
+def same_path(name: str) -> str:
+    """A recorded knowledge path in comparable form: `knowledge/seed` and its absolute form are one path."""
+    return os.path.normpath(os.path.abspath(name))
+
+
 def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> str | None:
     """Why the committed index does not hold `knowledge` as it is on disk now, or None when it does."""
     wanted = knowledge_names(knowledge)
     if manifest is None or not manifest.get("entries"):
         return "the index is empty"
     held = manifest.get("knowledge")
-    if held != wanted:
+    if not isinstance(held, list) or [same_path(p) for p in held] != [same_path(p) for p in wanted]:
         return f"the index holds {':'.join(held or []) or 'other knowledge'}, the settings name {':'.join(wanted)}"
     recorded: Fingerprints | None = manifest.get("files")
     if not isinstance(recorded, dict):

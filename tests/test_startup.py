@@ -356,3 +356,13 @@ def test_settings_reject_bad_values_directly() -> None:
     with pytest.raises(SettingsError, match="Unknown model 'openai:'"):
         Settings(model="openai:")
     assert Settings(model="openai:gpt-4o-mini", embeddings="openai:text-embedding-3-small").port == 7860
+
+
+def test_the_same_knowledge_named_relative_or_absolute_needs_no_sync(
+    seed_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    assert Index(seed_settings).stale_reason() is None  # indexed as an absolute path
+    assert Index(seed_settings.with_(knowledge=(Path("knowledge/seed"),))).stale_reason() is None
+    other = Index(seed_settings.with_(knowledge=(Path("knowledge/mlsys"),))).stale_reason()
+    assert other == f"the index holds {SEED.as_posix()}, the settings name knowledge/mlsys"
