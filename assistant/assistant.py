@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.chain import AnswerChain, History
 from assistant.embeddings import Embedder
-from assistant.errors import AssistantError
-from assistant.index import Index, SyncReport
+from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
+from assistant.followups import History
+from assistant.freshness import knowledge_names, knowledge_problem
+from assistant.index import Index, SyncReport, is_disk_full
+from assistant.lock import IndexBusyError
 from assistant.retrieval import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, KnowledgeStatus, Source
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # LangChain is imported when a question is first answered, not to open or sync the index
     from langchain_core.language_models import BaseChatModel
 
+    from assistant.chain import AnswerChain
     from assistant.models import ChatModel
+
+log = logging.getLogger("assistant")
 
 
 class Assistant:
-    """Opens the index (building it from `settings.knowledge` when empty) and answers questions.
+    """Opens the index, syncs it with `settings.knowledge` when it holds other knowledge, and answers.
 
-    `embedder` and `model` replace the configured embedding and chat models (tests pass fakes); `model`
-    is a LangChain chat model or an `assistant.models.ChatModel` that also says what it can do.
+    With `auto_index` (the default) a start on an index built from other paths, or from files that
+    changed since, syncs it first (`sync_knowledge`); an index that is up to date costs a look at the
+    manifest and a stat of each file. `embedder` and `model` replace the configured embedding and
+    chat models (tests pass fakes); `model` is a LangChain chat model or an
+    `assistant.models.ChatModel` that also says what it can do.
     """
 
     def __init__(
@@ -41,8 +50,8 @@ class Assistant:
         self._chat_model: ChatModel | None = None
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
-        if auto_index and self._index.is_empty:
-            self.index()
+        if auto_index:
+            self.sync_knowledge()
 
     # --- knowledge -------------------------------------------------------------------
 
@@ -60,6 +69,39 @@ class Assistant:
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
         self._chain = None
         return report
+
+    def sync_knowledge(self) -> SyncReport | None:
+        """Sync when the index does not hold `settings.knowledge` as it is on disk; None when it already does.
+
+        A knowledge path that is missing or unreadable is a SettingsError: syncing without it
+        would drop its entries. A sync that cannot finish for a full disk or another sync holding the
+        lock too long leaves the committed index answering, with a warning.
+        """
+        reason = self._index.stale_reason()
+        if reason is None:
+            return None
+        problem = knowledge_problem(self.settings.knowledge)
+        if problem:
+            raise SettingsError(problem)
+        log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
+        try:
+            report = self.index()
+        except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
+            if self._index.is_empty or not (isinstance(error, IndexBusyError) or is_disk_full(error)):
+                raise  # nothing to answer from, or nothing would answer (a Chroma server gone)
+            log.warning("%s; answering from the index as it was", str(error).rstrip("."))
+            return None
+        for skipped in report.skipped:
+            log.warning("skipped %s", skipped)
+        log.info("Indexed: %s", report.summary())
+        return report
+
+    def load(self) -> None:
+        """Load now what the first question would wait for: the encoder, the vectors, the lexical index,
+        the chat model. The server calls it before it says it is ready; an empty index loads nothing."""
+        self._chain = self.chain  # builds the chat model (and imports LangChain)
+        if not self._index.is_empty and self._index.mismatch is None:
+            self._retriever.retrieve("loading", k=1)
 
     @property
     def retriever(self) -> Retriever:
@@ -123,6 +165,8 @@ class Assistant:
     @property
     def chain(self) -> AnswerChain:
         if self._chain is None:
+            from assistant.chain import AnswerChain
+
             self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model)
         return self._chain
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from assistant.console import log_to_stderr, status
 from assistant.errors import AssistantError
 from assistant.offline import offline_environment
 from assistant.settings import Settings
@@ -26,6 +27,7 @@ _TERMINAL_SEQUENCES = re.compile(
 )
 # C0 controls but tab and newline, DEL, C1 controls, and bidirectional overrides that reorder text
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+LOADING = "Loading the index and the encoder…"
 _JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps leaves these
 
 
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     offline_environment()
+    log_to_stderr()
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -133,7 +136,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.models import StreamCutOffError
 
     try:
-        answer = Assistant(settings).ask(args.question)
+        with status(LOADING):  # the first question loads the rest: a warm-up first would only add to it
+            answer = Assistant(settings).ask(args.question)
     except StreamCutOffError as error:
         if args.json:
             print(terminal_json({"error": str(error), "partial": error.partial}))
@@ -170,10 +174,12 @@ def format_answer(answer) -> str:
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.assistant import Assistant
-
-    bot = Assistant(settings)
-    history: list[tuple[str, str]] = []
     from assistant.models import StreamCutOffError
+
+    with status(LOADING):
+        bot = Assistant(settings)
+        bot.load()
+    history: list[tuple[str, str]] = []
 
     print(terminal_text(f"Ask about ML systems ({bot.model_label}). Empty line or Ctrl-D quits."))
     while True:
@@ -185,7 +191,8 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
         if not question:
             return 0
         try:
-            final = bot.ask(question, history)
+            with status("Answering…"):
+                final = bot.ask(question, history)
             print(format_answer(final) + "\n")
             history += [("user", question), ("assistant", final.text)]
         except StreamCutOffError as error:

@@ -114,6 +114,16 @@ def make_embedder(name: str, api_key: str | None = None, base_url: str | None = 
         return _cache[key]
 
 
+def known_embeddings(setting: str) -> bool:
+    """Whether `make_embedder` knows the setting (the replaced torch encoder too: it names its own fix)."""
+    return setting in SETTINGS or setting == TORCH_NAME or (setting.startswith("openai:") and bool(setting[7:]))
+
+
+def shipped_encoder(name: str) -> bool:
+    """Whether a setting or manifest name is one of the encoders in `encoder_files/` (they encode text by text)."""
+    return _shipped(name) is not None
+
+
 def embedder_name(setting: str) -> str:
     """The name recorded in the index manifest for a setting value."""
     shipped = _shipped(setting)

@@ -33,18 +33,34 @@ from typing import Any
 from urllib.parse import urlparse
 
 from assistant.chunking import Chunker
-from assistant.embeddings import Embedder, embedder_name, encoder_fits, make_embedder
-from assistant.errors import AssistantError, EmptyIndexError, IndexMismatchError, IndexUnavailableError
+from assistant.embeddings import (
+    Embedder,
+    embedder_name,
+    encoder_fits,
+    known_embeddings,
+    make_embedder,
+    shipped_encoder,
+)
+from assistant.errors import (
+    AssistantError,
+    EmptyIndexError,
+    IndexMismatchError,
+    IndexUnavailableError,
+    SettingsError,
+)
+from assistant.freshness import as_now, fingerprints, knowledge_names, stale_reason
 from assistant.knowledge import load_corpus, under
 from assistant.lock import SyncLock
 from assistant.offline import offline_environment
+from assistant.progress import Progress
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
 from assistant.store import REBUILD, Store, StoredEntry, lexical_index, vector_id
 from assistant.text import LEXICAL_TOKENS, lexical_tokens
 from assistant.types import Chunk, Entry, Problem
 
-EMBED_BATCH = 256  # chunks per encoder call; the encoder batches internally
+EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
+PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
 VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does not change what it says
 WRITE_QUEUE = 2  # encoded batches waiting for the writer; encoding stops when a write fails
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
@@ -70,14 +86,17 @@ class SyncReport:
     swept: int = 0  # vectors in Chroma that no committed chunk named (left by a killed sync), deleted
 
     def summary(self) -> str:
-        rate = self.entries / self.seconds if self.seconds else 0.0
+        if self.embedded_chunks:  # a rate only for work done: a no-op sync has none worth printing
+            rate = self.embedded_chunks / self.seconds if self.seconds else 0.0
+            work = f"embedded {self.embedded_chunks} chunks in {self.seconds:.1f}s ({rate:.1f} chunks/s)"
+        else:
+            work = f"nothing to embed; took {self.seconds:.1f}s"
         return (
             f"{self.entries} entries ({self.chunks} chunks) from {self.files} files: "
             f"{self.added} added, {self.updated} updated, {self.removed} removed, "
             f"{self.unchanged} unchanged, {len(self.skipped)} skipped"
             + (f" ({self.kept} entries of unreadable files kept as they were)" if self.kept else "")
-            + "; "
-            f"embedded {self.embedded_chunks} chunks in {self.seconds:.1f}s ({rate:.1f} entries/s)"
+            + f"; {work}"
             + (f"; repaired {self.repaired} vectors missing from Chroma" if self.repaired else "")
             + (f"; swept {self.swept} orphan vectors" if self.swept else "")
         )
@@ -150,7 +169,16 @@ class Index:
         try:
             self.store.check(self.expected_manifest())
             self.entries, self.generation = self.store.load()
-        except (IndexMismatchError, IndexUnavailableError) as error:
+        except IndexMismatchError as error:
+            if self._embedder is None and not known_embeddings(self.settings.embeddings):  # a typo, not an old index
+                raise SettingsError(
+                    f"ASSISTANT_EMBEDDINGS={self.settings.embeddings!r} is not an encoder - "
+                    "use local, static or openai:<model>"
+                ) from error
+            self.mismatch = error
+            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            return
+        except IndexUnavailableError as error:
             self.mismatch = error
             self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
             return
@@ -179,6 +207,15 @@ class Index:
             return {}
         keys = ("knowledge", "entries", "chunks", "updated", "embeddings")
         return {key: manifest[key] for key in keys if key in manifest}
+
+    def stale_reason(self) -> str | None:
+        """Why the committed index does not hold `settings.knowledge` as it is on disk, or None.
+
+        Reads the manifest and stats (at most hashes) the files; no parsing, no Chroma.
+        """
+        if self.mismatch is not None:
+            return None  # built with other settings: a sync would refuse; using it names the fix
+        return stale_reason(self.store.manifest(), self.settings.knowledge)
 
     def entry(self, entry_id: str) -> Entry | None:
         item = self.entries.get(entry_id)
@@ -422,8 +459,13 @@ class Index:
         lock = SyncLock(self.store.root, self.lock_wait)
         try:
             lock.__enter__()
-        except OSError as error:  # a read-only or full home
-            raise self._unavailable(error) from error
+        except OSError as error:  # a read-only, missing or full home
+            if is_disk_full(error):
+                raise self._unavailable(error) from error
+            reason = error.strerror or type(error).__name__
+            raise IndexUnavailableError(
+                f"Cannot write the index in {self.store.root} ({reason}) - set ASSISTANT_HOME to a folder you can write"
+            ) from error
         try:
             # another process may have committed (or rebuilt) since this Index read the home
             self._collection = None
@@ -445,7 +487,9 @@ class Index:
         elif self.mismatch is not None:
             raise self.mismatch
         self.store.sweep(self.generation)  # generation files a killed sync left behind
-        corpus = load_corpus(list(paths) if paths is not None else list(self.settings.knowledge))
+        roots = list(paths) if paths is not None else list(self.settings.knowledge)
+        files = fingerprints(roots)  # before reading: a file edited during the sync looks changed next time
+        corpus = load_corpus(roots)
         report = SyncReport(skipped=list(corpus.problems), files=len(corpus.files))
         chunking = self.chunker.settings()
         fresh: dict[str, StoredEntry] = {}
@@ -464,13 +508,14 @@ class Index:
             else:
                 report.updated += 1
         damaged = [problem.path for problem in corpus.problems if problem.damaged]
+        files = as_now(files, damaged)
         for entry_id, old in self.entries.items():  # nothing indexed is lost to a file or folder that fails to read
             sources = old.entry.fields.get("sources") or [old.entry.source]
             if entry_id not in fresh and any(under(source.rpartition(":")[0], damaged) for source in sources):
                 fresh[entry_id] = old
                 report.kept += 1
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
-        knowledge = [Path(p).as_posix() for p in (paths or self.settings.knowledge)]
+        knowledge = knowledge_names(roots)
         manifest = self.store.manifest() or {}
         lexical_fits = manifest.get("lexical") == LEXICAL_TOKENS  # else an older tokenizer's index: rebuilt
         same_rows = [(e, item.hash) for e, item in fresh.items()] == [(e, i.hash) for e, i in self.entries.items()]
@@ -485,6 +530,7 @@ class Index:
         committed = set(self._by_vector)
         if not to_embed and not report.removed and self.vectors_agree():
             if same_state:
+                self._record_files(manifest, files)
                 report.entries, report.chunks = len(self.entries), len(self._rows)
                 report.seconds = time.perf_counter() - started
                 return report
@@ -503,6 +549,7 @@ class Index:
                 "entries": len(fresh),
                 "chunks": sum(len(item.chunks) for item in fresh.values()),
                 "knowledge": knowledge,
+                "files": files,
                 "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             }
             # the same chunks in the same order: the lexical index of this generation still fits
@@ -515,6 +562,8 @@ class Index:
                         self.store.sweep(self.generation)
                     raise self._unavailable(error) from error
             self.reload()
+        else:
+            self._record_files(manifest, files)
         stale = existing - set(self._by_vector)
         report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
         collection = self.collection()
@@ -524,6 +573,12 @@ class Index:
         report.entries, report.chunks = len(self.entries), len(self._rows)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _record_files(self, manifest: dict[str, Any], files: dict[str, Any]) -> None:
+        """Refresh the fingerprints of an unchanged generation (touched files, or an index from before them)."""
+        if manifest.get("files") != files:
+            with contextlib.suppress(OSError):  # only an optimisation: the next start hashes the files again
+                self.store.annotate(files=files)
 
     def _embed(
         self,
@@ -539,37 +594,39 @@ class Index:
         """
         if not items:
             return 0.0
-        from tqdm import tqdm
-
-        show = sys.stderr.isatty() if progress is None else progress
-        bar = tqdm(total=len(items), unit="entries", disable=not show or len(items) < 50, desc="Embedding")
+        total = sum(vid not in existing for item in items for vid in item.vector_ids())
+        bar = Progress(total, "chunks", "Embedding", progress)
+        # the bar moves every few chunks, not per write batch: the first batch alone takes ~8 s here.
+        # The shipped encoders encode text by text anyway; any other keeps whole batches (one request each).
+        text_by_text = shipped_encoder(self.embedder_name)
         writer = BackgroundWriter(self.write_vectors, self.write_timeout)
         embed_time = 0.0
         batch: list[tuple[str, Chunk]] = []
-        batch_entries = 0
 
         def flush() -> None:
-            nonlocal embed_time, batch, batch_entries
+            nonlocal embed_time, batch
             if not batch:
                 return
             writer.check()
             texts = [chunk.text for _, chunk in batch]
-            t0 = time.perf_counter()
-            vectors = self.embedder.embed_documents(texts)
-            embed_time += time.perf_counter() - t0
+            vectors: list[list[float]] = []
+            step = PROGRESS_STEP if text_by_text else len(texts)
+            for start in range(0, len(texts), step):
+                t0 = time.perf_counter()
+                vectors += self.embedder.embed_documents(texts[start : start + step])
+                embed_time += time.perf_counter() - t0
+                bar.update(len(texts[start : start + step]))
             writer.submit(list(batch), vectors)
             report.embedded_chunks += len(batch)
-            bar.update(batch_entries)
             if on_embedded:
                 on_embedded(len(batch))
-            batch, batch_entries = [], 0
+            batch = []
 
         try:
             for item in items:
                 for chunk, vid in zip(item.chunks, item.vector_ids(), strict=True):
                     if vid not in existing:
                         batch.append((vid, chunk))
-                batch_entries += 1
                 if len(batch) >= EMBED_BATCH:
                     flush()
             flush()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.concept_page import is_concept_page, parse_concept_page
+from assistant.paper_links import linked_paper
 from assistant.text import clean, slugify, strip_tags
 from assistant.types import Entry, Problem
 
@@ -215,16 +216,77 @@ def parse_related_page(text: str, source: str) -> Iterator[Entry]:
 
 
 def abstract_entry(text: str, source: str, anchor: str) -> Entry:
+    """An abstract of a related-papers page; one that is an arXiv record of its own gets its title and link."""
     text = clean(text)
-    fields = {"anchors": [anchor], "truncated": text.endswith("…")}
-    return Entry(abstract_id(text), "abstract", short_title(text), text, fields, source, None)
+    entry_id = abstract_id(text)
+    fields: dict[str, Any] = {"anchors": [anchor], "truncated": text.endswith("…")}
+    paper = linked_paper(entry_id)
+    if paper is None:
+        return Entry(entry_id, "abstract", readable_title(text), text, fields, source, None)
+    arxiv, title = paper
+    return Entry(entry_id, "abstract", title, text, {**fields, "arxiv_id": arxiv}, source, ARXIV_URL + arxiv)
 
 
-def short_title(text: str, words: int = 12) -> str:
-    """A title for an abstract that has none: its first sentence, cut to a few words."""
-    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].rstrip(".…")
-    parts = first.split()
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+TITLE_CHARS = 100
+# words a cut title must not end on: they promise more ("Scheduling of", "compared to")
+_DANGLING_WORDS = """a an the of to in on at by for from with without into onto over under between among via as than
+    and or but nor so yet while whereas although because since if when where which who whose that this
+    these those its their our his her is are was were be been being has have had do does can could may
+    might will would should must not no such both either each every many more most much very also often
+    compared due including like using based across through toward towards against about per versus vs
+    we they it there here one two three four several some all any other increasingly new"""
+DANGLING = frozenset(_DANGLING_WORDS.split())
+ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|al|cf|approx|Fig|Eq|Sec)|\b[A-Z])\.$")
+
+
+def first_sentence(text: str) -> str:
+    """Text up to its first sentence end, not fooled by "e.g." or "et al."."""
+    for match in re.finditer(r"[.!?](?=\s)", text):
+        if not ABBREVIATION.search(text[: match.end()]):
+            return text[: match.end()]
+    return text
+
+
+def readable_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A title for an abstract that has none: its first sentence, cut at a word boundary when long.
+
+    A long sentence is cut before a connecting word or after a comma (a phrase boundary: "... are
+    the workhorses" rather than "... the workhorses of numerous machine"), never after "of", "the"
+    or inside brackets, and marked with "…"; so is a first sentence the source itself cut short.
+    """
+    sentence = first_sentence(text).strip()
+    cut_by_source = sentence.endswith("…")
+    sentence = sentence.rstrip(".!?…").strip()
+    if len(sentence) <= limit and not cut_by_source:
+        return sentence
+    words = sentence.split()
+    if cut_by_source:
+        words = words[:-1]  # the source cut this sentence: its last word may be a fragment of one
+
+    def ends_well(n: int) -> bool:
+        prefix = " ".join(words[:n])
+        last = words[n - 1].rstrip(",;")  # a clause ends at a comma; the comma is dropped
+        return bool(last) and not (
+            last.strip(":()[]\"'").lower() in DANGLING
+            or last[-1] in ":-–—/([{"
+            or prefix.count("(") > prefix.count(")")
+        )
+
+    fits = [n for n in range(1, len(words) + 1) if len(" ".join(words[:n])) <= limit]
+    at_phrase = [
+        n
+        for n in fits
+        if n >= 3
+        and ends_well(n)
+        and len(" ".join(words[:n])) >= limit // 2
+        and (n == len(words) or words[n].lower() in DANGLING or words[n - 1].endswith(","))
+    ]
+    anywhere = [n for n in fits if ends_well(n)]
+    n = max(at_phrase or anywhere or [min(8, len(words))])
+    title = " ".join(words[:n]).rstrip(",;:")
+    if len(title) > limit:  # one endless "word" (a formula, a URL)
+        return title[: limit - 1] + "…"
+    return title if n == len(words) and not cut_by_source else title + "…"
 
 
 # --- JSON Lines packs ------------------------------------------------------------------
@@ -276,7 +338,9 @@ def arxiv_entry(record: dict[str, Any], source: str) -> Entry | Problem:
     if arxiv:
         title = clean(str(title or arxiv))
         return Entry(f"arxiv:{arxiv}", "abstract", title, text, fields, source, ARXIV_URL + arxiv)
-    return Entry(abstract_id(text), "abstract", clean(str(title)) if title else short_title(text), text, fields, source)
+    return Entry(
+        abstract_id(text), "abstract", clean(str(title)) if title else readable_title(text), text, fields, source
+    )
 
 
 def glossary_entries(records: list[tuple[int, dict[str, Any]]], shown: str, corpus: Corpus) -> Iterator[Entry]:

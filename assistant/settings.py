@@ -14,6 +14,8 @@ from pathlib import Path
 from assistant.errors import SettingsError
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
+MODELS = ("auto", "extractive", "stub")  # and openai:<model>
+MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,18 @@ class Settings:
     ui_auth: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        """Every value is checked here, so a bad one stops the start with one line, before any work."""
+        if (not self.model.startswith("openai:") and self.model not in MODELS) or self.model == "openai:":
+            # the words of assistant.models' own message (not imported: it would import LangChain)
+            raise SettingsError(f"Unknown model {self.model!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
+        if not 0 < self.port < 65536:
+            raise SettingsError(f"ASSISTANT_PORT={self.port} is not a TCP port - give one from 1 to 65535")
+        if not self.request_timeout > 0:
+            raise SettingsError(f"ASSISTANT_TIMEOUT={self.request_timeout:g} must be above 0 - give seconds")
+        if not 0 <= self.refusal_threshold <= 1:
+            raise SettingsError(
+                f"ASSISTANT_REFUSAL_THRESHOLD={self.refusal_threshold:g} must be from 0 to 1 (default 0.20)"
+            )
         if not self.answer_deadline > 0:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
         if self.max_tokens < 1:

@@ -69,11 +69,22 @@ class Store:
             data = json.loads(self.manifest_path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             return None
+        except NotADirectoryError as error:  # ASSISTANT_HOME runs through a file
+            raise IndexUnavailableError(
+                f"Cannot keep the index in {self.root}: part of that path is a file - "
+                "set ASSISTANT_HOME to a folder you can write"
+            ) from error
         except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise self.damaged(self.manifest_path, error) from error
         if not isinstance(data, dict) or not isinstance(data.get("generation"), int):
             raise self.damaged(self.manifest_path, ValueError("no generation number"))
         return data
+
+    def annotate(self, **fields: Any) -> None:
+        """Add or replace manifest fields that do not change the committed generation (under the sync lock)."""
+        manifest = self.manifest()
+        if manifest is not None:
+            write_json_atomic(self.manifest_path, {**manifest, **fields})
 
     def damaged(self, path: Path, error: Exception) -> IndexDamagedError:
         detail = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0][:120]

@@ -9,19 +9,26 @@ the rest of the corpus still loads.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from assistant.concept_page import parse_concept_page
 from assistant.knowledge import (
+    DANGLING,
     MAX_PAGE_BYTES,
+    TITLE_CHARS,
     Corpus,
     abstract_id,
     load_corpus,
     parse_related_page,
     read_jsonl,
+    readable_title,
 )
 from assistant.text import slugify
 from assistant.types import Problem
@@ -138,7 +145,7 @@ def test_related_abstract_fields(seed: Corpus) -> None:
     assert entry.kind == "abstract"
     assert (
         entry.title
-        == "This paper presents ServerlessLLM, a distributed system designed to support low-latency serverless…"
+        == "This paper presents ServerlessLLM, a distributed system designed…"  # cut before "to", not mid-phrase
     )
     assert entry.fields["truncated"] is True
     assert entry.fields["anchors"] == ["Eliminating Multi-GPU Performance Taxes: A Systems…"]
@@ -536,3 +543,91 @@ def test_utf8_bom_and_crlf_pages_load(tmp_path: Path) -> None:
     entry = corpus.entries["MLD-9001"]
     assert entry.fields["caveat"] == "Bubbles waste time."
     assert "\r" not in entry.text
+
+
+# --- seed abstracts: linked to their arXiv records, or a readable title -------------------------------------
+
+LINKED = {
+    "abs-c2fbfcddf4": (
+        "2506.22033",
+        "SiPipe: Bridging the CPU-GPU Utilization Gap for Efficient Pipeline-Parallel LLM Inference",
+    ),
+    "abs-a559f893fa": ("2509.26182", "Parallax: Efficient LLM Inference Service over Decentralized Environment"),
+    "abs-50e2db2486": ("2506.03296", "Parallel CPU-GPU Execution for LLM Inference on Constrained GPUs"),
+    "abs-fbe6a495fa": ("2510.21081", "Accelerating Mobile Inference through Fine-Grained CPU-GPU Co-Execution"),
+    "abs-548c6955be": (
+        "2512.07350",
+        "Communication-Efficient Serving for Video Diffusion Models with Latent Parallelism",
+    ),
+}
+
+
+def test_seed_abstracts_that_are_arxiv_records_carry_its_title_and_link(seed: Corpus) -> None:
+    linked = {e.id: e for e in seed.entries.values() if e.kind == "abstract" and e.url}
+    assert set(linked) == set(LINKED)  # the seed entry id is kept
+    for entry_id, (arxiv, title) in LINKED.items():
+        entry = linked[entry_id]
+        assert (entry.title, entry.url, entry.fields["arxiv_id"]) == (title, f"https://arxiv.org/abs/{arxiv}", arxiv)
+        assert entry.text.endswith("…")  # the seed's own text, not the record's
+
+
+def test_the_link_needs_no_other_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linking reads a table in the package, not knowledge/mlsys (absent here) or anything outside the repo."""
+    copy = tmp_path / "seed"
+    shutil.copytree(SEED, copy)
+    monkeypatch.chdir(tmp_path)
+    entries = load_corpus([Path("seed")]).entries
+    assert entries["abs-c2fbfcddf4"].url == "https://arxiv.org/abs/2506.22033"
+
+
+def test_the_shipped_link_table_is_up_to_date() -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/link_seed_abstracts.py", "--check"],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "5 links, up to date" in done.stdout
+
+
+def test_unlinked_seed_abstract_titles_read_as_titles(seed: Corpus) -> None:
+    for entry in seed.entries.values():
+        if entry.kind != "abstract" or entry.url:
+            continue
+        words = entry.title.rstrip("…").split()
+        assert len(entry.title) <= TITLE_CHARS + 1 and len(words) >= 3, entry.title
+        assert words[-1].lower() not in DANGLING and not entry.title.rstrip("…").endswith((",", ";", ":")), entry.title
+        assert entry.title.count("(") == entry.title.count(")"), entry.title
+        assert entry.text.startswith(entry.title.rstrip("…")), entry.title
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Short first sentence. Then more.", "Short first sentence"),
+        ("We study e.g. pipelines in depth. Then more.", "We study e.g. pipelines in depth"),
+        (
+            "Neural network frameworks such as PyTorch and TensorFlow are the workhorses of numerous machine "
+            "learning applications.",
+            "Neural network frameworks such as PyTorch and TensorFlow are the workhorses…",
+        ),
+        (
+            "Large-scale models rely heavily on 3D parallelism for distributed training, which utilizes tensor "
+            "parallelism.",
+            "Large-scale models rely heavily on 3D parallelism for distributed training…",
+        ),
+        ("Energy efficiency compared to…", "Energy efficiency…"),  # cut by the source: never "compared to…"
+        (
+            "Sequence parallelism (SP), which divides the sequence dimension of input tensors across multiple "
+            "devices (GPUs or NPUs in large clusters), matters.",
+            "Sequence parallelism (SP), which divides the sequence dimension of input tensors…",
+        ),
+        ("x" * 300, "x" * 99 + "…"),
+    ],
+    ids=["whole", "abbreviation", "before-of", "at-comma", "source-cut", "brackets", "one-long-word"],
+)
+def test_readable_title(text: str, title: str) -> None:
+    assert readable_title(text) == title

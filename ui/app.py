@@ -7,6 +7,10 @@ lives in a `gr.State`, so concurrent users never share history.
 
 from __future__ import annotations
 
+import errno
+import logging
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,7 @@ from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
 
+log = logging.getLogger("assistant")
 HERE = Path(__file__).resolve().parent
 CSS_PATH = HERE / "style.css"
 CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
@@ -138,32 +143,76 @@ def serve(
     block: bool = True,
     assistant: Assistant | None = None,
 ) -> gr.Blocks:
-    """Create the Assistant (indexing the knowledge if the index is empty), build the app, launch it.
+    """Check the port, sync and load the knowledge, the encoder and the model, then launch and say so.
 
-    With `block=False` the server runs in a background thread and the launched app is returned
-    (call `.close()` on it). `assistant` replaces the one built from `settings` (tests pass fakes).
+    Everything slow happens before the server listens, so the first question does not wait for it,
+    and a port in use is found before that work. With `block=False` the server runs in a background
+    thread and the launched app is returned (call `.close()` on it). `assistant` replaces the one
+    built from `settings` (tests pass fakes).
     """
     credentials = parse_auth(settings.ui_auth)
     auth = LoginThrottle(*credentials) if credentials else None  # wrong guesses back off (ui.auth)
+    host, port = host or settings.host, port or settings.port
+    check_port(host, port)
     bot = assistant or Assistant(settings)
+    log.info("Loading the index, the encoder and the model…")
+    bot.load()
     app = build_app(bot)
     app.queue(default_concurrency_limit=CONCURRENCY)
-    app.launch(
-        server_name=host or settings.host,
-        server_port=port or settings.port,
-        auth=auth,
-        share=False,
-        show_error=False,
-        prevent_thread_lock=not block,
-        quiet=not block,
-        footer_links=["api"],
-        run_history=False,
-        enable_monitoring=False,
-        mcp_server=False,
-        ssr_mode=False,
-        theme=theme(),
-        css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
-        head=HEAD,
-        app_kwargs=middleware(),  # the client address, for the login backoff
-    )
+    try:
+        app.launch(
+            server_name=host,
+            server_port=port,
+            auth=auth,
+            share=False,
+            show_error=False,
+            prevent_thread_lock=True,
+            quiet=True,  # Gradio's own lines suggest share=True; we print the one line that matters
+            footer_links=["api"],
+            run_history=False,
+            enable_monitoring=False,
+            mcp_server=False,
+            ssr_mode=False,
+            theme=theme(),
+            css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
+            head=HEAD,
+            app_kwargs=middleware(),  # the client address, for the login backoff
+        )
+    except OSError as error:  # taken between the check and the launch
+        raise SettingsError(port_in_use(host, port)) from error
+    if block:
+        print(f"Ready: {app.local_url} - {bot.model_label}; Ctrl-C stops", flush=True)
+        try:
+            while app.is_running:
+                time.sleep(0.2)
+        finally:
+            app.close()
     return app
+
+
+def port_in_use(host: str, port: int) -> str:
+    return (
+        f"Port {port} on {host} is in use (another assistant serve?) - stop it, "
+        f"or pick another port: assistant serve --port {port + 1 if port < 65535 else 7860} (or ASSISTANT_PORT)"
+    )
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise a one-line SettingsError when `host:port` cannot be listened on (bound as uvicorn binds it)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise SettingsError(f"Cannot listen on {host}: {error.strerror} - fix --host (ASSISTANT_HOST)") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise SettingsError(port_in_use(host, port)) from None
+            reason = error.strerror or type(error).__name__
+            raise SettingsError(
+                f"Cannot listen on {host}:{port} ({reason}) - pick another --host/--port "
+                "(ASSISTANT_HOST, ASSISTANT_PORT); ports below 1024 need root"
+            ) from None
