@@ -53,7 +53,9 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             [f"{stage} {p} (ms)", *(_fmt(g["latency_ms"].get(stage, {}).get(p), 1) for g in groups.values())]
             for p in ("p50", "p95")
         ]
-    tables.append(("By question type", ["metric", *groups], rows))
+    # retrieval rows here are what the answer drew on (the follow-up condensed, concept pages preferred
+    # for "what is X"); the by-mode table below searches the question as asked, so its figures differ
+    tables.append(("By question type (retrieval: what the answer drew on)", ["metric", *groups], rows))
     if metrics.get("by_intent"):
         header = ["intent", "n", "answered_with_gold", "name_in_answer", "recall@5", "refused"]
         rows = [
@@ -71,7 +73,14 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
     if metrics["by_mode"]:
         header = ["mode", "n", *RETRIEVAL_KEYS]
         rows = [[mode, *(_fmt(v[k]) for k in header[1:])] for mode, v in metrics["by_mode"].items()]
-        tables.append(("Retrieval by mode (search only, answerable questions)", header, rows))
+        tables.append(
+            (
+                "Retrieval by mode (search only: the question as asked, no follow-up condensing or concept "
+                "preference, answerable questions)",
+                header,
+                rows,
+            )
+        )
     return tables
 
 
