@@ -8,12 +8,7 @@ Embeddings are the fake hashed bag of words, so only Chroma's HTTP path is under
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,62 +19,16 @@ from assistant.index import Index
 from assistant.settings import Settings
 from tests.conftest import SEED
 from tests.fakes import FakeEmbeddings
+from tests.processes import chroma_run, free_port
 
 pytestmark = pytest.mark.server
-
-CHROMA = Path(sys.executable).parent / "chroma"
-STARTUP_SECONDS = 30
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_heartbeat(url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"chroma run exited with {proc.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"no heartbeat from {url} within {STARTUP_SECONDS} s:\n{log.read_text(errors='replace')[-3000:]}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    assert CHROMA.exists(), f"{CHROMA} is missing - install chromadb into the venv"
     data = tmp_path_factory.mktemp("chroma-server")
-    port = free_port()
-    log = data.parent / f"{data.name}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(CHROMA), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_heartbeat(url, proc, log)
+    with chroma_run(data, data.parent / f"{data.name}.log") as (url, _proc):
         yield url
-    finally:
-        stop(proc)
 
 
 @pytest.fixture

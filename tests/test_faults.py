@@ -422,7 +422,7 @@ def test_login_backs_off_after_five_failures_without_sleeping():
 
 @pytest.mark.server
 def test_the_served_login_refuses_a_burst_of_guesses(seed_settings):
-    from tests.test_security import free_port
+    from tests.processes import free_port
     from ui.app import serve
 
     app = serve(seed_settings.with_(ui_auth="alice:correct-horse"), port=free_port(), block=False)
@@ -508,7 +508,7 @@ def test_a_served_streaming_answer_sends_each_character_about_once(seed_settings
     """Bytes on the wire: the real server's SSE stream to one browser session while an answer streams."""
     import uuid
 
-    from tests.test_security import free_port
+    from tests.processes import free_port
     from ui.app import serve
     from ui.handlers import STREAM_EVERY
 

@@ -6,7 +6,6 @@ retries, Retry-After, timeouts and dropped streams behave as they would against 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from assistant.models import (
 from assistant.prompts import load_prompt
 from assistant.settings import Settings
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
+from tests.processes import free_port
 
 KEY = "sk-test-SECRET-0123456789"
 ANSWER = "A GPU is a throughput processor [MLD-0472]."
@@ -49,13 +49,6 @@ def settings_for(url: str, **changes) -> Settings:
 
 def chat_requests(server: FakeOpenAI) -> list[tuple[str, dict, dict]]:
     return [r for r in server.requests if r[0] == "/v1/chat/completions"]
-
-
-def free_port() -> int:
-    """A port nobody listens on: bind to get one, then close it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- the openai path, over real HTTP ---------------------------------------------------------

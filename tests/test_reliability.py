@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ from assistant.text import count_tokens, split_sentences
 from tests.conftest import DATA, REPO, SEED
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
 from tests.fakes import FakeEmbeddings
-from tests.processes import kill_hard, reap
+from tests.processes import free_port, kill_hard, reap
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
@@ -55,12 +54,6 @@ def assert_verified(bot: Assistant, answer: Answer) -> None:
         assert entry is not None and citation.entry_id in retrieved, citation
         assert citation.supported, citation
         assert citation.quote in split_sentences(entry.text), citation
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- bad questions ------------------------------------------------------------------------------

@@ -37,8 +37,7 @@ from assistant.index import Index
 from assistant.lock import LOCK_NAME, holder
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
-from tests.processes import kill_hard, reap
-from tests.test_chroma_server import CHROMA, free_port, stop, wait_for_heartbeat
+from tests.processes import chroma_run, kill_hard, reap
 
 FAKE = "fake:hashed-bow-64"  # FakeEmbeddings' name: ASSISTANT_EMBEDDINGS names it, so manifests match
 PAPERS = REPO / "knowledge" / "mlsys" / "arxiv-mlsys" / "papers.jsonl"
@@ -624,20 +623,8 @@ def chroma_server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     """A `chroma run` of this test's own (the test kills it)."""
     data = tmp_path / "chroma-server"
     data.mkdir()
-    port = free_port()
-    log = tmp_path / "chroma-server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(CHROMA), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_heartbeat(url, proc, log)
-        yield url, proc
-    finally:
-        stop(proc)
+    with chroma_run(data, tmp_path / "chroma-server.log") as server:
+        yield server
 
 
 class KillServer(FakeEmbeddings):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from assistant.errors import SettingsError
 from assistant.models import StubChatModel, model_label
 from tests.conftest import SEED
 from tests.fake_openai import CutOff, FakeOpenAI, Reply, Status
+from tests.processes import free_port
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
@@ -32,12 +32,6 @@ pytestmark = [
 KEY = "sk-test-DO-NOT-LEAK-123"
 LEAK = "DO-NOT-LEAK"  # any piece of the key
 GOOD = "A GPU is a processor designed for highly parallel workloads, widely used for tensor computation [MLD-0472]."
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def listening_addresses(port: int) -> set[str]:

@@ -26,9 +26,8 @@ from assistant.offline import offline_env
 from assistant.progress import Progress
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
-from tests.processes import reap
+from tests.processes import free_port, reap
 from tests.test_robust_index import FAKE, Home, assert_one_line, cli, run, start_cli, write_pack  # noqa: F401
-from tests.test_ui_server import free_port
 
 GLOSSARY = REPO / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
 

@@ -8,12 +8,12 @@ Set UPDATE_DOCS_SCREENSHOT=1 to also refresh docs/screenshot.png from the first 
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import IN_CI, REPO
+from tests.processes import free_port
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,12 +32,6 @@ An XSS probe is a test string such as {PAYLOAD} that must be shown as text.
 Original example
 Paste the probe into a concept page and check that the chat shows it literally.
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

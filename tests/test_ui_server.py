@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
 import pytest
 
+from tests.processes import free_port
+
 pytestmark = [
     pytest.mark.server,
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from assistant.bench.queries import latencies
 from assistant.figures import summarise
 from assistant.settings import Settings
 
@@ -141,14 +142,7 @@ def encode(embedder: Any, texts: list[str]) -> tuple[dict[str, Any], dict[str, l
 
 
 def query_ms(embedder: Any, queries: list[str]) -> dict[str, float]:
-    for query in queries[:WARM_UP]:
-        embedder.embed_query(query)
-    times = []
-    for query in queries:
-        t0 = time.perf_counter()
-        embedder.embed_query(query)
-        times.append((time.perf_counter() - t0) * 1000)
-    return summarise(times, digits=2)
+    return summarise(latencies(embedder.embed_query, queries, WARM_UP), digits=2)
 
 
 def retrieval(index: Any, asked: list[tuple[str, list[str]]]) -> dict[str, dict[str, float]]:

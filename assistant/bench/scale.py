@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.bench.measure import disk_bytes, peak_rss_mb
+from assistant.bench.queries import latencies
 from assistant.figures import summarise
 from assistant.knowledge import abstract_id
 from assistant.store import StoredEntry, vector_id
@@ -211,13 +212,7 @@ def search_latency(home: Path, knowledge: list[Path], embeddings: str, questions
     t0 = time.perf_counter()
     bot.search(questions[0])
     first_ms = (time.perf_counter() - t0) * 1000
-    for question in questions[1 : 1 + warm]:
-        bot.search(question)
-    times = []
-    for question in questions:
-        t0 = time.perf_counter()
-        bot.search(question)
-        times.append((time.perf_counter() - t0) * 1000)
+    times = latencies(bot.search, questions, warm)
     return {
         "open_s": round(open_s, 3),
         "model_load_s": round(model_s, 3),
