@@ -19,7 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.index import Index
-from assistant.intents import QUOTED, intent_of
+from assistant.intents import QUOTED, compare_sides, intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -147,10 +147,19 @@ class AnswerChain:
         if intent == "definition" and quoted and kind in (None, "concept"):
             term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
             if term:
-                rest = [s for s in found.sources if s.entry_id != term[0].entry_id]
-                ranked = [replace(term[0], rank=1), *(replace(s, rank=n) for n, s in enumerate(rest, start=2))]
-                found = Retrieval(ranked[: self.settings.top_k], found.confidence)
+                found = self.leading(found, [term[0]])
+        sides = compare_sides(asked) if intent == "compare" else None
+        if sides:  # "A vs B" is about two things: one query's vector mixes them, so each side is searched too
+            each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
+            found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
         return found
+
+    def leading(self, found: Retrieval, first: list[Source]) -> Retrieval:
+        """`found` with `first` moved to the front, in order, and the ranks renumbered."""
+        lead = list({s.entry_id: s for s in first}.values())
+        rest = [s for s in found.sources if s.entry_id not in {f.entry_id for f in lead}]
+        ranked = [replace(s, rank=n) for n, s in enumerate([*lead, *rest], start=1)]
+        return Retrieval(ranked[: self.settings.top_k], found.confidence)
 
     def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
         """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""

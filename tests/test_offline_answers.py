@@ -181,6 +181,44 @@ def test_compare_gives_each_sides_definition() -> None:
     assert lines[1].startswith("tensor parallelism: A way of splitting a single layer")
 
 
+def test_compare_without_concept_pages_says_so_and_quotes_what_speaks_of_each_side() -> None:
+    """No page for either side: the papers' sentences that name each side, not their contributions."""
+    survey = Entry(
+        "arxiv:2501.00003",
+        "abstract",
+        "Parallelism for Recommendation Models",
+        "We present RecPar, a training system for recommendation models. "
+        "For data parallelism, we replicate the model and compress gradients between replicas.",
+    )
+    comms = Entry(
+        "arxiv:2501.00004",
+        "abstract",
+        "Communication in Distributed Inference",
+        "We characterise the traffic of distributed LLM inference. "
+        "Tensor parallelism splits each layer across GPUs and incurs heavy all-reduce traffic.",
+    )
+    said = answer("difference between data and tensor parallelism", [survey, comms, KV_PAPER])
+    lines = said.splitlines()
+    assert lines[0].startswith("The knowledge has no concept page for “data parallelism” or “tensor parallelism”")
+    assert lines[1] == (
+        "Parallelism for Recommendation Models: For data parallelism, we replicate the model and compress "
+        "gradients between replicas [arxiv:2501.00003]."
+    )
+    assert lines[2].startswith("Communication in Distributed Inference: Tensor parallelism splits each layer")
+    entries = {e.id: e for e in (survey, comms, KV_PAPER)}
+    assert all(c.supported for c in verify(said, entries).citations)
+
+
+def test_a_comparison_searches_each_side(seed_assistant: Assistant) -> None:
+    """Each side of "A vs B" is searched on its own: both follow the best match of the whole question."""
+    question = "compare serverless inference and pipeline parallelism"
+    found = [s.entry_id for s in seed_assistant.chain.retrieve(question).sources]
+    alone = [seed_assistant.search(side, k=1)[0].entry_id for side in ("serverless inference", "pipeline parallelism")]
+    whole = seed_assistant.search(question, k=1)[0].entry_id
+    expected = list(dict.fromkeys([whole, *alone]))
+    assert found[: len(expected)] == expected
+
+
 def test_caveat_example_and_number_lead_with_that_sentence() -> None:
     assert first_line(answer("what's the catch with paging the KV cache?")).startswith("However, the block table")
     assert first_line(answer("give me an example of fitting longer contexts")).startswith("For example, a 70B")

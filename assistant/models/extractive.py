@@ -379,25 +379,43 @@ def best_for(text: str, views: list[EntryView]) -> EntryView | None:
 
 
 def compare_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
-    """ "A vs B": each side's definition (or what each paper contributes), side by side."""
+    """ "A vs B": each side's definition, or the sentence of a paper that speaks of it, side by side.
+
+    A side with no concept page is said plainly, as for "what is X?", before the papers' sentences.
+    """
     sides = compare_sides(question)
     if not sides:
         return []
     lines: list[str] = []
+    unnamed: list[str] = []
     used: set[str] = set()
     for side in sides:
-        view = named(views, side) or best_for(side, [v for v in views if v.entry_id not in used])
-        if view is None:
-            return []
-        view = followed(view, views)
-        if view.entry_id in used:
+        view = named(views, side)
+        if view is not None:
+            view = followed(view, views)
+            sentence = view.definition
+        else:
+            unnamed.append(original_case(side, question))
+            view, sentence = speaks_of(side, [v for v in views if v.entry_id not in used], score)
+            if view is None:
+                view = best_for(side, [v for v in views if v.entry_id not in used])
+                sentence = None if view is None else best_sentence(view, score, CONTRIBUTION)
+        if view is None or sentence is None or view.entry_id in used:
             return []
         used.add(view.entry_id)
-        sentence = view.definition if view.kind == "concept" else best_sentence(view, score, CONTRIBUTION)
-        if sentence is None:
-            return []
         lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+    if unnamed:
+        missing = " or ".join(f"“{side}”" for side in unnamed)
+        lines.insert(0, f"The knowledge has no concept page for {missing}; these papers speak of them:")
     return lines
+
+
+def speaks_of(subject: str, views: list[EntryView], score: Scores) -> tuple[EntryView | None, Candidate | None]:
+    """The entry sentence that names the subject and fits the question best (retrieval order on ties)."""
+    found = [(v, c) for v in views for c in v.sentences if subject_in(subject, c.text)]
+    if not found:
+        return None, None
+    return max(found, key=lambda pair: (score.get(id(pair[1]), 0.0), -pair[0].rank, -pair[1].position))
 
 
 def focused_answer(
