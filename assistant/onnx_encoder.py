@@ -63,14 +63,29 @@ class OnnxEncoder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
-    def vector(self, text: str) -> Any:
-        """One text's unit vector (float32 array of 384)."""
+    def hidden(self, text: str) -> Any:
+        """The last layer's vector of each word piece, [CLS] and [SEP] included (float32, pieces x 384)."""
         np = self._np
         ids = np.asarray([self._tokenizer.encode(text).ids], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0][0]
-        pooled = hidden.mean(axis=0)
-        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        return self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0][0]
+
+    def vector(self, text: str) -> Any:
+        """One text's unit vector (float32 array of 384)."""
+        pooled = self.hidden(text).mean(axis=0)
+        return pooled / max(float(self._np.linalg.norm(pooled)), 1e-12)
+
+    def token_vectors(self, texts: list[str]) -> list[Any]:
+        """Each text's word-piece vectors as unit rows, [CLS] and [SEP] left out (for late interaction)."""
+
+        def unit_rows(text: str) -> Any:
+            rows = self.hidden(text)
+            rows = rows[1:-1] if len(rows) > 2 else rows
+            return rows / self._np.maximum(self._np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
+        if len(texts) < 2 or self.threads < 2:
+            return [unit_rows(text) for text in texts]
+        return list(self._executor().map(unit_rows, texts))
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if len(texts) < 2 or self.threads < 2:

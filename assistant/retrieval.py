@@ -19,6 +19,7 @@ from itertools import chain
 
 from assistant.index import Index
 from assistant.refusal import names_in
+from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
 from assistant.text import content_words, rarity, words
 from assistant.types import Chunk, Source
 
@@ -49,6 +50,13 @@ class Retriever:
     def __init__(self, index: Index, mode: str = "hybrid") -> None:
         self.index = index
         self.mode = mode
+
+    @cached_property
+    def reranker(self) -> LateInteraction | None:
+        """Late interaction for the hybrid mode, when the encoder has word-piece vectors and it is on."""
+        embedder = self.index.embedder
+        wanted = self.mode == "hybrid" and self.index.settings.rerank == "maxsim"
+        return LateInteraction(embedder) if wanted and LateInteraction.supports(embedder) else None  # type: ignore[arg-type]
 
     @cached_property
     def names(self) -> dict[str, list[str]]:
@@ -178,7 +186,11 @@ class Retriever:
         if tags:
             wanted = {t.lower() for t in tags}
             fused = {e: s for e, s in fused.items() if wanted & entry_tags(self.index, e)}
-        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:k]
+        ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+        if self.reranker is not None:
+            kept = {*named, *filter(None, map(self.canonical_id, carried or []))}
+            ordered = self.reranked(query, ordered, chunks, kept)
+        ordered = ordered[:k]
         sources = [
             Source(e, chunks[e].id, chunks[e].title, chunks[e].kind, chunks[e].text, round(min(1.0, s / best), 4), rank)
             for rank, (e, s) in enumerate(ordered, start=1)
@@ -187,6 +199,28 @@ class Retriever:
         similarity = dense[0][1] if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
+
+    def reranked(
+        self, query: str, ordered: list[tuple[str, float]], chunks: dict[str, Chunk], kept: set[str]
+    ) -> list[tuple[str, float]]:
+        """The top `DEPTH` of `ordered` by late interaction with the query; `kept` entries stay first: the
+        names the question uses, and what a leaning-back follow-up is about ("what's the catch?" has no
+        words of its own to match).
+
+        An entry scores by its best chunk among its first `CHUNKS_PER_ENTRY` and the one that matched.
+        """
+        assert self.reranker is not None
+        head, tail = ordered[:DEPTH], ordered[DEPTH:]
+        texts: dict[str, list[str]] = {}
+        for entry_id, _ in head:
+            own = self.index.chunks_of(entry_id)[:CHUNKS_PER_ENTRY]
+            texts[entry_id] = list(dict.fromkeys([chunks[entry_id].text, *(c.text for c in own)]))
+        flat = [t for entry_texts in texts.values() for t in entry_texts]
+        scores = iter(self.reranker.scores(query, flat))  # a follow-up's (about: ...) subject included
+        best = {entry_id: max(next(scores) for _ in entry_texts) for entry_id, entry_texts in texts.items()}
+        first = [item for item in head if item[0] in kept]
+        rest = sorted((item for item in head if item[0] not in kept), key=lambda item: (-best[item[0]], item[0]))
+        return [*first, *rest, *tail]
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from assistant.errors import SettingsError
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
+RERANKERS = ("maxsim", "off")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 
@@ -32,6 +33,7 @@ class Settings:
     chunk_overlap_sentences: int = 1
     # retrieval and answering
     retrieval_mode: str = "hybrid"
+    rerank: str = "maxsim"  # late interaction over the best fused candidates (assistant.rerank), or "off"
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512
@@ -66,6 +68,8 @@ class Settings:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
         if self.max_tokens < 1:
             raise SettingsError(f"ASSISTANT_MAX_TOKENS={self.max_tokens} must be at least 1 - give a token count")
+        if self.rerank not in RERANKERS:
+            raise SettingsError(f"ASSISTANT_RERANK={self.rerank!r} is not known - use one of {', '.join(RERANKERS)}")
         if self.retrieval_mode not in RETRIEVAL_MODES:
             raise SettingsError(
                 f"Unknown retrieval mode {self.retrieval_mode!r} - use one of {', '.join(RETRIEVAL_MODES)}"
@@ -95,6 +99,7 @@ class Settings:
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
+            rerank=env.get("ASSISTANT_RERANK") or base.rerank,
             refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
