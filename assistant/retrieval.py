@@ -2,7 +2,8 @@
 
 Users name things ("what is NCCL", "HBM", "MoE"), so an exact or fuzzy match of an entry's
 title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (dense) and
-bm25s (lexical) rankings, one hit per entry. The best dense cosine similarity is kept as
+bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
+re-orders (`rerank.py`). The best dense cosine similarity is kept as
 the confidence the refusal threshold is compared against, because fused scores are ranks,
 not evidence.
 """
@@ -216,6 +217,8 @@ class Retriever:
             own = self.index.chunks_of(entry_id)[:CHUNKS_PER_ENTRY]
             texts[entry_id] = list(dict.fromkeys([chunks[entry_id].text, *(c.text for c in own)]))
         flat = [t for entry_texts in texts.values() for t in entry_texts]
+        if not flat:
+            return ordered
         scores = iter(self.reranker.scores(query, flat))  # a follow-up's (about: ...) subject included
         best = {entry_id: max(next(scores) for _ in entry_texts) for entry_id, entry_texts in texts.items()}
         first = [item for item in head if item[0] in kept]
