@@ -391,16 +391,20 @@ def compare_answer(question: str, views: list[EntryView], score: Scores) -> list
     used: set[str] = set()
     for side in sides:
         view = named(views, side)
-        if view is not None:
+        sentence = None
+        if view is None:
+            others = [v for v in views if v.entry_id not in used]
+            view, sentence = speaks_of(side, others, score)
+            view = view or best_for(side, others)
+        if view is None:
+            return []
+        if view.kind == "concept":
             view = followed(view, views)
             sentence = view.definition
         else:
             unnamed.append(original_case(side, question))
-            view, sentence = speaks_of(side, [v for v in views if v.entry_id not in used], score)
-            if view is None:
-                view = best_for(side, [v for v in views if v.entry_id not in used])
-                sentence = None if view is None else best_sentence(view, score, CONTRIBUTION)
-        if view is None or sentence is None or view.entry_id in used:
+            sentence = sentence or best_sentence(view, score, CONTRIBUTION)
+        if sentence is None or view.entry_id in used:
             return []
         used.add(view.entry_id)
         lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
