@@ -13,19 +13,17 @@ this replaced (`local:all-MiniLM-L6-v2`), asks for `assistant index --rebuild`.
 
 from __future__ import annotations
 
-import json
 import threading
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from assistant.errors import SettingsError
 from assistant.offline import offline_environment
+from assistant.shipped_encoders import ENCODER_FILES, encoder_info
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-ENCODER_FILES = Path(__file__).resolve().parent / "encoder_files"
 TORCH_NAME = "local:all-MiniLM-L6-v2"  # sentence-transformers on torch, before the ONNX encoder
 LOCAL_MAX_PIECES = 256  # the MiniLM encoders' max_seq_length, [CLS] and [SEP] included
 SETTINGS = ("local", "static")  # shipped encoders; plus openai:<model>
@@ -39,17 +37,6 @@ class Embedder(Protocol):
     def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
 
     def embed_query(self, text: str) -> list[float]: ...
-
-
-@lru_cache(maxsize=1)
-def _encoders() -> dict[str, dict[str, Any]]:
-    data: dict[str, dict[str, Any]] = json.loads((ENCODER_FILES / "encoders.json").read_text(encoding="utf-8"))
-    return data
-
-
-def encoder_info(setting: str) -> dict[str, Any]:
-    """What `scripts/export_encoder.py` recorded for a shipped encoder (`local` or `static`)."""
-    return _encoders()[setting]
 
 
 def _shipped(name: str) -> str | None:

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from assistant.embeddings import ENCODER_FILES, encoder_info
+from assistant.shipped_encoders import ENCODER_FILES, encoder_info
 
 MAX_PIECES = 256  # the encoder's max_seq_length, [CLS] and [SEP] included
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assistant.embeddings import ENCODER_FILES, encoder_info
+from assistant.shipped_encoders import ENCODER_FILES, encoder_info
 
 
 class StaticEncoder:

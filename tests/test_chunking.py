@@ -16,9 +16,10 @@ import tiktoken
 from tokenizers import Tokenizer
 
 from assistant.chunking import Chunker
-from assistant.embeddings import ENCODER_FILES, LOCAL_MAX_PIECES, encoder_fits
+from assistant.embeddings import LOCAL_MAX_PIECES, encoder_fits
 from assistant.knowledge import load_corpus
 from assistant.settings import Settings
+from assistant.shipped_encoders import ENCODER_FILES
 from assistant.text import split_sentences
 from assistant.types import Chunk, Entry
 from tests.conftest import REPO, SEED

@@ -240,7 +240,7 @@ def summary(f: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from assistant.bench.runner import knowledge_root
+    from assistant.bench.measure import knowledge_root
     from assistant.offline import offline_environment
 
     parser = argparse.ArgumentParser(description="Encoder cost and retrieval figures on this machine.")

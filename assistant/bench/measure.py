@@ -13,6 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from assistant.errors import AssistantError
+
+
+def knowledge_root() -> Path:
+    """`knowledge/` of the working folder, else of the source checkout this package runs from."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (root / "knowledge" / "seed").is_dir():
+            return root / "knowledge"
+    raise AssistantError("Cannot find knowledge/seed - run assistant bench from the project folder")
+
 
 def disk_bytes(path: Path) -> int:
     """Bytes of all files under `path` (0 when it does not exist)."""

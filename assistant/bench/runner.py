@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assistant.bench.measure import knowledge_root
 from assistant.bench.report import render_markdown, targets
-from assistant.errors import AssistantError
 from assistant.figures import ratio
 from assistant.offline import offline_env
 from assistant.settings import Settings
@@ -43,14 +43,6 @@ RESYNC_RUNS = 3
 
 def say(text: str) -> None:
     print(text, flush=True)
-
-
-def knowledge_root() -> Path:
-    """`knowledge/` of the working folder, else of the source checkout this package runs from."""
-    for root in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        if (root / "knowledge" / "seed").is_dir():
-            return root / "knowledge"
-    raise AssistantError("Cannot find knowledge/seed - run assistant bench from the project folder")
 
 
 def load_average() -> list[float]:
