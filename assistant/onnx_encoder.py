@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -77,20 +78,21 @@ class OnnxEncoder:
 
     def token_vectors(self, texts: list[str]) -> list[Any]:
         """Each text's word-piece vectors as unit rows, [CLS] and [SEP] left out (for late interaction)."""
+        return self._each(self._unit_rows, texts)
 
-        def unit_rows(text: str) -> Any:
-            rows = self.hidden(text)
-            rows = rows[1:-1] if len(rows) > 2 else rows
-            return rows / self._np.maximum(self._np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-
-        if len(texts) < 2 or self.threads < 2:
-            return [unit_rows(text) for text in texts]
-        return list(self._executor().map(unit_rows, texts))
+    def _unit_rows(self, text: str) -> Any:
+        rows = self.hidden(text)
+        rows = rows[1:-1] if len(rows) > 2 else rows
+        return rows / self._np.maximum(self._np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [v.tolist() for v in self._each(self.vector, texts)]
+
+    def _each(self, encode: Callable[[str], Any], texts: list[str]) -> list[Any]:
+        """`encode` of every text, each run alone, spread over the encoder's threads."""
         if len(texts) < 2 or self.threads < 2:
-            return [self.vector(text).tolist() for text in texts]
-        return [v.tolist() for v in self._executor().map(self.vector, texts)]
+            return [encode(text) for text in texts]
+        return list(self._executor().map(encode, texts))
 
     def embed_query(self, text: str) -> list[float]:
         return self.vector(text).tolist()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 
+from assistant.citations import canonical
 from assistant.index import Index
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
@@ -92,14 +93,12 @@ class Retriever:
                 return self.names[close[0]]
         return []
 
-    def canonical_id(self, raw: str) -> str | None:
-        """An entry id as an answer cited it (any case, `arxiv: 2510.1`), if the index has the entry."""
-        entries = self.index.entries
-        key = re.sub(r"\s+", "", raw)
-        if key in entries:
-            return key
-        lowered = {e.lower(): e for e in entries} if key.lower() != key else {}
-        return lowered.get(key.lower()) or (f"arxiv:{key}" if f"arxiv:{key}" in entries else None)
+    def cited_entries(self, raw_ids: list[str]) -> list[str]:
+        """The index's entries among ids as an answer cited them (any case, `arxiv: 2510.1`), in order."""
+        if not raw_ids:
+            return []
+        known = {entry_id.lower(): entry_id for entry_id in self.index.entries}
+        return [e for e in (canonical(raw, known) for raw in raw_ids) if e is not None]
 
     def names_known(self, question: str) -> str:
         """What the question names that the knowledge knows: "name" for a title, an alias or a name-like
@@ -177,7 +176,8 @@ class Retriever:
             for entry_id in fused:
                 if self.index.entries[entry_id].entry.kind == prefer:
                     fused[entry_id] += PREFERRED_KIND_BONUS * best
-        for found in filter(None, map(self.canonical_id, carried or [])):
+        lifted = self.cited_entries(carried or [])
+        for found in lifted:
             if kind is None or self.index.entries[found].entry.kind == kind:
                 fused[found] = fused.get(found, 0.0) + CARRIED_BONUS * best
                 chunks.setdefault(found, best_named_chunk(self.index.chunks_of(found), query))
@@ -189,7 +189,7 @@ class Retriever:
             fused = {e: s for e, s in fused.items() if wanted & entry_tags(self.index, e)}
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         if self.reranker is not None:
-            kept = {*named, *filter(None, map(self.canonical_id, carried or []))}
+            kept = {*named, *lifted}
             ordered = self.reranked(query, ordered, chunks, kept)
         ordered = ordered[:k]
         sources = [
