@@ -56,9 +56,26 @@ SIDES = (
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
 
 
+# a sentence ends at . ! or ? and a space, but not inside "e.g. ", "i.e. " or "vs. "
+SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+")
+
+
+def asking_part(question: str) -> str:
+    """The sentences that ask (end with "?"), or the whole text when none does.
+
+    Users describe their setup before they ask: "the vendor GEMM libs are used for prompt processing
+    ... Anything that builds separate kernels for the two?" asks for a paper, not for an example
+    ("used for" sits in the description). The cue words of the question sentence decide.
+    """
+    parts = [p for p in SENTENCE_END.split(question.strip()) if p.strip()]
+    asks = [p for p in parts if p.rstrip().endswith("?")]
+    return " ".join(asks) if asks else question
+
+
 def intent_of(question: str) -> str:
-    """One of INTENTS; `problem` (describe a situation, ask what helps) when nothing else fits."""
-    q = question.lower().strip()
+    """One of INTENTS, read from the asking sentences; `problem` (describe a situation, ask what
+    helps) when nothing else fits."""
+    q = asking_part(question).lower().strip()
     if ASKS_FOR_A_NAME.search(q):
         return "name"
     if COMPARE.search(q) and compare_sides(q):

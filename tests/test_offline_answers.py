@@ -99,6 +99,14 @@ def test_every_composed_sentence_verifies() -> None:
         ("how much faster is it?", "number"),
         ("What is a learning rate?", "definition"),
         ("our server runs out of memory on long prompts, what helps?", "problem"),
+        # the description before the question has cue words of its own; the asking sentence decides
+        (
+            "Vendor GEMM libs are used for prompt processing and for decoding. Anything that builds separate "
+            "kernels for the two?",
+            "problem",
+        ),
+        ("We serve e.g. Llama vs. Mistral on one node. What's the catch with paging?", "caveat"),
+        ("give me an example of KV quantization. our cluster has 8 GPUs", "example"),  # no "?": all of it
     ],
 )
 def test_intents(question: str, intent: str) -> None:
@@ -109,6 +117,23 @@ def test_what_is_it_called_answers_with_the_name() -> None:
     text = answer("the scalar knob multiplied by the gradient on every update - what's it called?")
     assert first_line(text).startswith("learning rate: A scalar used to train a model via gradient descent")
     assert "[glossary:learning-rate]" in first_line(text)
+
+
+def test_what_is_it_called_names_the_concept_the_search_put_first() -> None:
+    """A description in the asker's words shares more words with a broad page than with the one it
+    describes; the search (vectors and word-piece matches) ordered them, and its first concept is named."""
+    dynamic = Entry("glossary:dynamic-model", "concept", "dynamic model", "A model that is frequently retrained.")
+    broad = Entry(
+        "glossary:machine-learning",
+        "concept",
+        "machine learning",
+        "A program or system that builds (trains) a predictive model from input data.",
+    )
+    text = answer(
+        "a model trained on input data that keeps getting retrained as new data streams in - what's that called?",
+        [dynamic, broad],
+    )
+    assert first_line(text) == "dynamic model: A model that is frequently retrained [glossary:dynamic-model]."
 
 
 def test_a_pointer_entry_leads_to_the_entry_it_points_to() -> None:
@@ -169,6 +194,14 @@ def test_how_does_it_work_leads_with_the_contribution_then_the_method() -> None:
     lines = text.splitlines()
     assert lines[0].startswith("In this paper, we propose PageKV")
     assert any("through a block table" in line for line in lines[1:])
+
+
+def test_how_adds_a_close_alternative_titled_and_leaves_out_one_that_fits_poorly() -> None:
+    question = "How does the KV cache of long prompts fit in GPU memory?"
+    lines = answer(question, [KV_PAPER_2, KV_PAPER]).splitlines()
+    assert lines[0].startswith("We present QuantKV") and lines[0].endswith("[arxiv:2501.00002].")
+    assert lines[-1].startswith("PageKV: Paged Memory for the KV Cache: In this paper, we propose PageKV")
+    assert "[glossary:learning-rate]" not in answer(question, [KV_PAPER_2, LR])
 
 
 def test_compare_gives_each_sides_definition() -> None:

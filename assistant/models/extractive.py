@@ -256,7 +256,9 @@ def name_answer(question: str, views: list[EntryView], score: Scores) -> list[st
     concepts = [v for v in views if v.kind == "concept"][:4]
     if not concepts:
         return []
-    top = followed(max(concepts, key=lambda v: (entry_score(v, score), -v.rank)), views)
+    # the search's order, not shared words: a description in the asker's words shares few with the
+    # definition it describes, and the search has weighed it with vectors and word-piece matches
+    top = followed(concepts[0], views)
     definition = top.definition
     if definition is None:
         return []
@@ -348,7 +350,8 @@ def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[
 
 
 def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
-    """ "How does X work?": the best entry's contribution, then its method sentences, in its own order."""
+    """ "How does X work?": the best entry's contribution, then its method sentences in its own order, then
+    a close alternative."""
     views = scored(views, score)
     if not views:
         return []
@@ -360,7 +363,7 @@ def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str
     method = [c for c in top.sentences if c is not lead and MECHANISM.search(c.text) and not FIGURE.search(c.text)]
     method.sort(key=lambda c: (-score.get(id(c), 0.0), c.position))
     chosen = [lead, *sorted(method[:2], key=lambda c: c.position)]
-    return [cite(c.text, c.entry_id) for c in chosen]
+    return [cite(c.text, c.entry_id) for c in chosen] + close_alternative(views, score)
 
 
 def best_for(text: str, views: list[EntryView]) -> EntryView | None:
@@ -463,14 +466,22 @@ def problem_answer(question: str, views: list[EntryView], score: Scores) -> list
     support = best_sentence(top, score)
     if support is not None and support is not lead:
         lines.append(cite(support.text, top.entry_id))
-    best = entry_score(top, score)
-    for view in views[1:3]:  # the next entry, when it fits about as well: retrieval may have erred
+    return lines + close_alternative(views, score)
+
+
+def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
+    """The next entry of the same kind as the first, titled, when it fits the question about as well
+    (half the first's word score or more): on a question in the asker's own words the search may
+    have put the answer second, and one more titled line costs the reader less than a wrong lead."""
+    views = scored(views, score)
+    if not views:
+        return []
+    top, best = views[0], entry_score(views[0], score)
+    for view in views[1:3]:
         if view.kind == top.kind and entry_score(view, score) >= 0.5 * best:
             other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None)
-            if other is not None:
-                lines.append(cite(f"{view.title}: {other.text}", view.entry_id))
-            break
-    return lines
+            return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
+    return []
 
 
 COMPOSERS: dict[str, Callable[[str, list[EntryView], Scores], list[str]]] = {
