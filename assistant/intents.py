@@ -56,7 +56,8 @@ SIDES = (
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
 
 
-# a sentence ends at . ! or ? and a space, but not inside "e.g. ", "i.e. " or "vs. "
+# a sentence ends at . ! or ? and a space, but not inside "e.g. ", "i.e. " or "vs. "; unlike
+# `text.split_sentences` (entry text), the next sentence may start in lower case: users type that way
 SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+")
 
 

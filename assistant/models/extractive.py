@@ -472,8 +472,8 @@ def problem_answer(question: str, views: list[EntryView], score: Scores) -> list
 def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     """The next entry of the same kind as the first, titled, when it fits the question about as well
     (half the first's word score or more): on a question in the asker's own words the search may
-    have put the answer second, and one more titled line costs the reader less than a wrong lead."""
-    views = scored(views, score)
+    have put the answer second, and one more titled line costs the reader less than a wrong lead.
+    `views` are the `scored` ones, in search order."""
     if not views:
         return []
     top, best = views[0], entry_score(views[0], score)
