@@ -19,7 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.index import Index
-from assistant.intents import QUOTED, compare_sides, intent_of
+from assistant.intents import ASKS_FOR_ANOTHER_NAME, QUOTED, compare_sides, intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -142,7 +142,13 @@ class AnswerChain:
         asked = own_words(query)
         intent = intent_of(asked)
         prefer = "concept" if intent in ("name", "definition") else None
+        asks_new_name = intent == "name" and not ASKS_FOR_ANOTHER_NAME.search(asked.lower())
+        if asks_new_name:  # what the conversation already named is the context, not the name asked for
+            known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
+            carried = None
         found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
+        if asks_new_name:
+            found = self.trailing(found, set(known))
         quoted = QUOTED.search(asked)
         if intent == "definition" and quoted and kind in (None, "concept"):
             term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
@@ -153,6 +159,22 @@ class AnswerChain:
             each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
             found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
         return found
+
+    def trailing(self, found: Retrieval, named: set[str]) -> Retrieval:
+        """`found` with the concept pages in `named` moved behind the other concept pages.
+
+        "And what's the name for the part inside that cell that forgets?" after a question about
+        LSTMs asks for a name the asker does not know: LSTM, which they named and the last answer
+        cited, is what the search is about (it stays in context) but not the answer.
+        """
+        concepts = [s for s in found.sources if s.kind == "concept"]
+        behind = [s for s in concepts if s.entry_id in named]
+        if not behind or len(behind) == len(concepts):
+            return found
+        last_new = max(i for i, s in enumerate(found.sources) if s.kind == "concept" and s.entry_id not in named)
+        ahead = [s for s in found.sources[: last_new + 1] if s.entry_id not in named]
+        order = [*ahead, *behind, *(s for s in found.sources[last_new + 1 :] if s.entry_id not in named)]
+        return Retrieval([replace(s, rank=n) for n, s in enumerate(order, start=1)], found.confidence)
 
     def leading(self, found: Retrieval, first: list[Source]) -> Retrieval:
         """`found` with `first` moved to the front, in order, and the ranks renumbered."""

@@ -19,13 +19,23 @@ History = list[tuple[str, str]]
 
 TOPIC_SWITCH = re.compile(
     r"^\W*(?:unrelated|different (?:topic|question)|new (?:topic|question)|switching (?:topics?|gears)|"
-    r"on another note|changing (?:the )?(?:topic|subject)|another (?:topic|question))\b",
+    r"on another note|changing (?:the )?(?:topic|subject)|another (?:topic|question|thing)|"
+    r"separate (?:thing|topic|question|issue)|side question|by the way|btw)\b",
     re.I,
 )
 PRONOUN = re.compile(
     r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|the former|the latter|the same|"
     r"(?:this|that|these|those)(?!\s+\w+\s+(?:where|which|that|who|when|whose)\b)(?=\s*(?:[?.!,;:]|$|"
     r"one|ones|approach|paper|method|system|technique|trick|idea|model|work|framework|design|scheme)))\b",
+    re.I,
+)
+# "this"/"that" pointing back: after a verb, a preposition or a conjunction ("where that buys you
+# nothing", "how much faster is that than ...", "bring that cost down"), not after a noun, where it
+# starts a relative clause ("the part that decides")
+DEMONSTRATIVE = re.compile(
+    r"\b(?:in|on|with|for|of|about|from|to|at|by|over|than|like|is|was|are|were|does|do|did|would|will|can|"
+    r"could|where|when|if|whether|and|but|why|how|bring|get|make|use|beat|fix|handle|need)\s+(?:this|that)\b"
+    r"(?!\s+(?:\w+\s+)?(?:where|which|who|whose)\b)",
     re.I,
 )
 CONTINUATION = re.compile(r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what)\b", re.I)
@@ -48,7 +58,7 @@ def leans_back(question: str, names_known: Callable[[str], str] = lambda _: "") 
     """
     if TOPIC_SWITCH.search(question):
         return False
-    if PRONOUN.search(question):
+    if PRONOUN.search(question) or DEMONSTRATIVE.search(question):
         return True
     known = names_known(question)
     if CONTINUATION.search(question) or SUBJECTLESS.search(question):

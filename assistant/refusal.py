@@ -41,30 +41,41 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|\bwill\b[^?]{0,60}\b(?:ship|release|launch|announce)\w*\b[^?]{0,30}\b(?:in|at)\b[^?]{0,20}\b20\d\d\b"
     ),
     "person": re.compile(
-        r"^\W*who (?:is|was|were|started|founded|invented|created|wrote|leads|led|runs|designed)\b"
+        r"^\W*who (?:(?:\w+ly|first|actually|really) )?(?:is|was|were|started|founded|invented|created|wrote|"
+        r"leads|led|runs|designed|developed|built|coined|came up with)\b"
         r"|\bwhich (?:researcher|person|engineer|scientist|professor)\b|\b(?:ceo|cto|founders?|inventor)\b"
     ),
     "company": re.compile(
         r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
         r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
     ),
-    # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" is technical
+    # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" and "how many
+    # ids per second can one node push" are technical; "re-estimating how many tokens each reply needs"
+    # describes a method: a count is asked when a sentence starts with it
     "count": re.compile(
-        r"\bhow many\b(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need)\b)"
+        r"(?:^|[.?!:;]\s+)\W*(?:(?:so|and|ok|roughly|approximately|about|exactly)\s+)*how many\b"
+        r"(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need|watt|joules?|kwh|"
+        r"hours|minutes|seconds|per (?:second|sec|minute|token|request|step|iteration|gpu|node|query))\b)"
     ),
     "spec": re.compile(
-        r"\bhow much (?:\w+ )?(?:hbm|vram|sram|memory|on-chip|bandwidth|power)\b"
+        r"\bhow much (?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth|power)\b"
         r"(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
         r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
-        r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b"
+        r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b|\bwhat (?:\w+ )?bandwidth does (?:a|an|one|the)\b"
     ),
     "howto": re.compile(
         r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
         r"|\b(?:exact|the) command\b|\bcommand[- ]line flag\b|\b(?:which|what|set)\b[^?]{0,30}\benv(?:ironment)? var"
         r"|\bstep[- ]by[- ]step\b|\bpip install\b|^\W*(?:install|set up|configure)\b"
+        r"|\bsteps to (?:install|set up|configure|upgrade|uninstall)\b"
+        r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:turn (?:on|off)|uninstall|upgrade|downgrade)\b"
+        r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,80}\b(?:on|in) "
+        r"(?:ubuntu|debian|centos|rhel|fedora|windows|macos|wsl)\b"
     ),
     "opinion": re.compile(
         r"\bin your opinion\b|\bwhich\b[^?]{0,60}\bis (?:the )?best\b|\bbetter buy\b|\bcan you recommend\b"
+        r"|\bwhich is (?:the )?better (?:cloud|provider|vendor|host|platform|service|card|gpu|deal)\b"
+        r"|\bwhich (?:\w+ )?would you (?:pick|choose|go with|recommend|buy)\b|\bwould you (?:pick|choose|go with)\b"
         r"|\bshould (?:our|my|we|i) (?:team )?(?:standardi[sz]e|go with|buy|pick)\b"
     ),
 }

@@ -93,6 +93,20 @@ class Retriever:
                 return self.names[close[0]]
         return []
 
+    def concepts_named_in(self, text: str, longest: int = 5) -> list[str]:
+        """Concept pages whose title, alias or technology the text uses anywhere ("How do LSTMs keep
+        context?" -> Long Short-Term Memory), a trailing plural forgiven; in order of appearance."""
+        tokens = normalise_name(text).split()
+        found: list[str] = []
+        for start in range(len(tokens)):
+            for size in range(min(longest, len(tokens) - start), 0, -1):
+                phrase = " ".join(tokens[start : start + size])
+                ids = self.names.get(phrase) or (self.names.get(phrase[:-1]) if phrase.endswith("s") else None)
+                if ids:
+                    found.extend(e for e in ids if e not in found)
+                    break
+        return found
+
     def cited_entries(self, raw_ids: list[str]) -> list[str]:
         """The index's entries among ids as an answer cited them (any case, `arxiv: 2510.1`), in order."""
         if not raw_ids:

@@ -25,6 +25,12 @@ HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed f
         ("What is that technique where you stop training early called?", False),  # 'that' describes, not refers
         ("what's the catch? how much throughput do you give up?", True),  # "the catch" of what was just said
         ("but doesn't switching between jobs mean reloading giant models every time?", True),
+        ("is there a setup where that buys you nothing?", True),  # "that" pointing back, after "where"
+        ("how much faster is that than the usual offloading?", True),
+        ("is there a distributed system meant to bring that cost down?", True),
+        ("what's the name for the part that decides what to forget?", False),  # a relative clause
+        ("separate thing: is there a hash table for GPUs that can grow while threads insert?", False),
+        ("by the way, how does that eviction trick work where hits move an item up a few slots?", False),
     ],
 )
 def test_pronouns_and_ellipsis_lean_back_topic_switches_do_not(question: str, leans: bool) -> None:

@@ -284,3 +284,74 @@ def test_a_quoted_term_in_a_definition_question_leads_the_sources(seed_assistant
     )
     assert answer.sources[0].entry_id == "MLD-0472" and answer.sources[0].rank == 1
     assert answer.citations[0].entry_id == "MLD-0472" and "parallel" in answer.text.lower()
+
+
+GLOSSARY_TERMS = {
+    "Long Short-Term Memory (LSTM)",
+    "LSTM",
+    "forget gate",
+    "recurrent neural network",
+    "vanishing gradient problem",
+    "episode",
+    "termination condition",
+    "reinforcement learning (RL)",
+    "agent",
+    "hidden layer",
+    "sequence model",
+}
+
+
+@pytest.fixture(scope="module")
+def glossary_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    """A real index of a few real glossary terms: neighbours that a name question must tell apart."""
+    import json
+    from pathlib import Path
+
+    from assistant import Settings
+    from assistant.index import Index
+
+    source = Path(__file__).resolve().parent.parent / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
+    knowledge = tmp_path_factory.mktemp("glossary") / "ml-glossary"
+    knowledge.mkdir()
+    lines = [line for line in source.read_text("utf-8").splitlines() if json.loads(line)["term"] in GLOSSARY_TERMS]
+    (knowledge / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    home = tmp_path_factory.mktemp("glossary-home")
+    Index(Settings(home=home, knowledge=(knowledge,))).sync(progress=False)
+    return Assistant(Settings(home=home, knowledge=(knowledge,), model="extractive"))
+
+
+@pytest.mark.parametrize(
+    ("history", "question", "name", "not_name"),
+    [
+        (
+            [
+                ("user", "How do LSTMs keep context over long sequences?"),
+                ("assistant", "They use gated cells [glossary:long-short-term-memory-lstm]."),
+            ],
+            "and what's the name for the part inside that cell that decides which old information gets dropped?",
+            "forget gate",
+            "Long Short-Term Memory",
+        ),
+        (
+            [
+                ("user", "In RL, what is an episode?"),
+                ("assistant", "Each of the repeated attempts by the agent to learn an environment [glossary:episode]."),
+            ],
+            "and what do you call the rule that decides when one of those attempts is over?",
+            "termination condition",
+            "episode",
+        ),
+    ],
+)
+def test_a_name_follow_up_names_something_new_not_what_was_just_discussed(
+    glossary_assistant: Assistant, history, question: str, name: str, not_name: str
+) -> None:
+    answer = glossary_assistant.ask(question, history)
+    first = first_line(answer.text)
+    assert first.lower().startswith(name) and not first.startswith(not_name), answer.text
+
+
+def test_concepts_named_anywhere_in_a_question(glossary_assistant: Assistant) -> None:
+    named = glossary_assistant.retriever.concepts_named_in("How do LSTMs compare with a recurrent neural network?")
+    assert {"glossary:lstm", "glossary:recurrent-neural-network"} <= set(named)
+    assert "glossary:episode" not in named

@@ -1,0 +1,65 @@
+"""The refusal decision: what kind of value a question asks for, and whether any best entry states it."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported
+from assistant.types import Entry
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("who first wrote Memcached?", "person"),  # an adverb between "who" and the verb
+        ("who came up with the transformer?", "person"),
+        ("Which is the better cloud for fine-tuning: Vast or Paperspace?", "opinion"),
+        ("Slurm or Kubernetes for our lab - which would you pick?", "opinion"),
+        ("how do I turn off swap on Ubuntu so it stays off?", "howto"),
+        ("what are the steps to install ROCm 6 on a fresh box?", "howto"),
+        ("how can we raise the open-files limit on Debian 12?", "howto"),
+        ("how much HBM3E does one B200 have?", "spec"),
+        ("what memory bandwidth does one Gaudi 3 have?", "spec"),
+        ("How many GPUs does Tesla run in its training cluster?", "count"),
+        ("ok. how many engineers work on PyTorch at Meta?", "count"),
+    ],
+)
+def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
+    assert asked_kind(question) == kind
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # a count inside a description of a method is not a count asked for
+        "Two schedulers: one buckets requests by size, the other re-estimates every round how many tokens "
+        "each reply still needs. What's the trade-off?",
+        "what's the catch? how many requests per second can one node actually handle?",  # a measured rate
+        "roughly how many watt-hours does one long chat answer use on an H100?",  # a measurement
+        "which is the better bet for million-token training: sparse attention or exact attention on more GPUs?",
+        "how can we enable overlap of communication and compute in pipeline training?",
+        "how many fewer machines would we need if the scheduler packed pods better?",
+    ],
+)
+def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question: str) -> None:
+    assert asked_kind(question) is None
+
+
+def entry(text: str) -> Entry:
+    return Entry("arxiv:0000.00001", "abstract", "A study", text)
+
+
+def test_a_value_counts_only_about_the_thing_asked() -> None:
+    priced = entry("Renting one H100 costs $2.50 per hour on the spot market.")
+    assert kind_supported("price", "what does an H100 cost per hour?", [priced])
+    assert not kind_supported("price", "what does an MI300X cost per hour?", [priced])  # another product's price
+
+
+def test_the_offline_model_refuses_an_unsupported_value_an_llm_judges_unless_the_name_is_unknown() -> None:
+    thresholds = Thresholds()
+    about_known = Evidence(confidence=0.6, kind="person", kind_supported=False)
+    assert decide(about_known, thresholds, model_judges=False).refuse
+    assert not decide(about_known, thresholds, model_judges=True).refuse
+    about_unknown = Evidence(confidence=0.6, kind="spec", kind_supported=False, unknown_names=("MI355X",))
+    decision = decide(about_unknown, thresholds, model_judges=True)
+    assert decision.refuse and "MI355X" in decision.reason
