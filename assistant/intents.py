@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 
 ASKS_FOR_A_NAME = re.compile(
-    r"\bcalled\s*\??\s*$|\bwhat(?:'s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
+    r"\bcalled\s*\??\s*$|\bwhat(?:'s|s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
     r"|\b(?:term|name|word) (?:for|is)\b|\bis there a (?:name|term|word)\b|\bwhat(?:'s| is) (?:the|its|that) name\b"
     r"|\b(?:another|other|different|its own|a second) (?:name|term|word)s?\b|\balso (?:called|known as)\b"
+    # "which fairness criterion is that?", not "which paper is that?"
+    r"|\b(?:which|what) (?!(?:paper|system|tool|framework|library|model|project)s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "
+    r"(?:that|this)\s*\??\s*$"
 )
 # asks for another name of a thing already named ("what is it also called?", "another name for DQN")
 ASKS_FOR_ANOTHER_NAME = re.compile(
@@ -34,8 +37,11 @@ CAVEAT = re.compile(
     r"watch out|careful|risk|risks|cost of|costs of|what breaks|fail)\b"
 )
 EXAMPLE = re.compile(r"\b(?:example|examples|use case|use cases|used for|what for|for instance|such as)\b")
+# asked directly ("how much faster?", "..., and how many GPUs?"), not inside a clause ("how do people work
+# out how much time the stragglers cost?" asks how)
 NUMBER = re.compile(
-    r"\bhow (?:much|many|fast|big|large|small|quick)\b|\bby how much\b|\bwhat (?:speedup|speed-up|throughput|latency)\b"
+    r"(?:^|[,;:.?!(]\s*|\b(?:and|so|but|or|roughly|exactly|about|approximately|then)\s+)"
+    r"how (?:much|many|fast|big|large|small|quick)\b|\bby how much\b|\bwhat (?:speedup|speed-up|throughput|latency)\b"
     r"|\bhow (?:\w+ )?(?:faster|slower|smaller|bigger|cheaper|quicker)\b|\bwhat kind of (?:speedup|gain)\b"
 )
 # "how does X work" asks for a mechanism; "how do I/we ..." describes a problem to solve
@@ -135,5 +141,5 @@ def subject_of(question: str) -> str:
         "",
         q,
     )
-    q = re.sub(r"^what does (?:an?\s+|the\s+)?(.+?) mean$", r"\1", q)
+    q = re.sub(r"^what does (?:an?\s+|the\s+)?(.+?) (?:(?:actually|really|exactly) )?mean\b.*$", r"\1", q)
     return q.strip(" '\"")

@@ -107,6 +107,12 @@ def test_every_composed_sentence_verifies() -> None:
         ),
         ("We serve e.g. Llama vs. Mistral on one node. What's the catch with paging?", "caveat"),
         ("give me an example of KV quantization. our cluster has 8 GPUs", "example"),  # no "?": all of it
+        ("whats it called when you cap the gradient norm?", "name"),  # typed without the apostrophe
+        ("a model approves the same share of every group: which fairness criterion is that?", "name"),
+        ("which paper is that?", "papers"),  # not a concept's name
+        # "how much" inside a clause is part of what is asked how to do, not a number asked for
+        ("How do people work out from traces how much time the stragglers cost?", "how"),
+        ("it pages the cache. and how much faster is that?", "number"),
     ],
 )
 def test_intents(question: str, intent: str) -> None:
@@ -265,6 +271,7 @@ def test_a_problem_is_answered_with_what_the_best_paper_does() -> None:
 
 def test_no_entry_but_papers_mention_it_is_said_plainly() -> None:
     assert subject_of("What is a block table?") == "block table"
+    assert subject_of("what does one-vs-all actually mean if I've got three labels?") == "one-vs-all"
     lines = answer("What is a block table?").splitlines()
     assert lines[0] == "The knowledge has no concept page for “block table”, but these papers mention it:"
     assert lines[1].startswith("PageKV: Paged Memory for the KV Cache: PageKV avoids fragmentation")
