@@ -79,6 +79,13 @@ def clean_history(history: History, settings: Settings) -> History:
     return out
 
 
+# "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
+# is called: a technique may be a paper's rather than a glossary's, so those search everything
+NAMES_A_SYSTEM = re.compile(
+    r"\b(?:system|paper|tool|framework|library|project|product|technique|method|approach|algorithm|trick|scheme)s?\b"
+)
+
+
 class AnswerChain:
     """One question in, a stream of text deltas and finally a verified Answer out."""
 
@@ -146,6 +153,8 @@ class AnswerChain:
         if asks_new_name:  # what the conversation already named is the context, not the name asked for
             known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
             carried = None
+        if asks_new_name and kind is None and not NAMES_A_SYSTEM.search(asked.lower()):
+            kind = "concept"  # the name of a concept, asked for: papers only mention concepts
         found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
         if asks_new_name:
             found = self.trailing(found, set(known))

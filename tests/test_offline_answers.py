@@ -362,3 +362,12 @@ def test_concepts_named_anywhere_in_a_question(glossary_assistant: Assistant) ->
     named = glossary_assistant.retriever.concepts_named_in("How do LSTMs compare with a recurrent neural network?")
     assert {"glossary:lstm", "glossary:recurrent-neural-network"} <= set(named)
     assert "glossary:episode" not in named
+
+
+def test_a_name_question_searches_concepts_unless_it_asks_for_a_system(seed_assistant: Assistant) -> None:
+    """ "What is it called?" wants a concept's name: papers that mention the idea are not candidates; a
+    system's, a paper's or a technique's name may be a paper's, so those search everything."""
+    concept = seed_assistant.ask("what do you call the chip that large models are trained and served on?")
+    assert concept.sources and {s.kind for s in concept.sources} == {"concept"}
+    system = seed_assistant.ask("what's the system called that serves LLMs without keeping servers running?")
+    assert "abstract" in {s.kind for s in system.sources}
