@@ -142,6 +142,29 @@ def test_what_is_it_called_names_the_concept_the_search_put_first() -> None:
     assert first_line(text) == "dynamic model: A model that is frequently retrained [glossary:dynamic-model]."
 
 
+def test_what_is_it_called_adds_a_neighbouring_concept_that_fits_about_as_well() -> None:
+    """Neighbouring concepts (underfitting, overfitting) are what a description in the asker's words
+    confuses; when the second fits the question about as well, it is named too, titled."""
+    under = Entry(
+        "glossary:underfitting",
+        "concept",
+        "underfitting",
+        "Producing a model with poor predictive ability because the model hasn't fully captured the "
+        "complexity of the training data.",
+    )
+    over = Entry(
+        "glossary:overfitting",
+        "concept",
+        "overfitting",
+        "Creating a model that matches the training data so closely that the model fails to make correct "
+        "predictions on new data.",
+    )
+    question = "my model predicts badly even on its own training data, what's that called?"
+    lines = answer(question, [over, under]).splitlines()
+    assert lines[0].startswith("overfitting: Creating a model") and lines[-1].startswith("underfitting: ")
+    assert "[glossary:learning-rate]" not in answer(question, [over, LR])  # a poor fit is left out
+
+
 def test_a_pointer_entry_leads_to_the_entry_it_points_to() -> None:
     text = answer("what's another word for step size, the thing multiplied by the gradient?", [STEP, LR])
     assert first_line(text).startswith("learning rate: A scalar")

@@ -267,7 +267,7 @@ def name_answer(question: str, views: list[EntryView], score: Scores) -> list[st
         if other is not top and other.is_pointer and followed(other, views) is top and other.definition:
             lines.append(cite(f"{other.title}: {other.definition.text}", other.entry_id))
             break
-    return lines
+    return lines + close_alternative([top, *(v for v in scored(concepts, score) if v is not top)], score)
 
 
 def original_case(subject: str, question: str) -> str:
