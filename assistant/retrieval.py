@@ -62,6 +62,17 @@ class Retriever:
 
     @cached_property
     def names(self) -> dict[str, list[str]]:
+        """Normalised title / alias / acronym, or a technology a concept page explains -> entry ids."""
+        table = {name: list(ids) for name, ids in self.concept_names.items()}
+        for entry_id, item in self.index.entries.items():  # technologies a concept page explains
+            for technology in item.entry.fields.get("technology", []):
+                norm = normalise_name(technology.get("name", ""))
+                if norm and norm not in table:
+                    table[norm] = [entry_id]
+        return table
+
+    @cached_property
+    def concept_names(self) -> dict[str, list[str]]:
         """Normalised title / alias / acronym -> entry ids (concept pages and glossary terms)."""
         table: dict[str, list[str]] = {}
         for entry_id, item in self.index.entries.items():
@@ -73,11 +84,6 @@ class Retriever:
                 norm = normalise_name(key)
                 if norm and entry_id not in table.get(norm, []):
                     table.setdefault(norm, []).append(entry_id)
-        for entry_id, item in self.index.entries.items():  # technologies a concept page explains
-            for technology in item.entry.fields.get("technology", []):
-                norm = normalise_name(technology.get("name", ""))
-                if norm and norm not in table:
-                    table[norm] = [entry_id]
         return table
 
     def name_lookup(self, query: str) -> list[str]:
@@ -94,14 +100,16 @@ class Retriever:
         return []
 
     def concepts_named_in(self, text: str, longest: int = 5) -> list[str]:
-        """Concept pages whose title, alias or technology the text uses anywhere ("How do LSTMs keep
-        context?" -> Long Short-Term Memory), a trailing plural forgiven; in order of appearance."""
+        """Concept pages whose title or alias the text uses anywhere ("How do LSTMs keep context?" -> Long
+        Short-Term Memory), a trailing plural forgiven; in order of appearance. A technology a page
+        explains (NCCL on the GPU page) does not name the page."""
         tokens = normalise_name(text).split()
         found: list[str] = []
         for start in range(len(tokens)):
             for size in range(min(longest, len(tokens) - start), 0, -1):
                 phrase = " ".join(tokens[start : start + size])
-                ids = self.names.get(phrase) or (self.names.get(phrase[:-1]) if phrase.endswith("s") else None)
+                names = self.concept_names
+                ids = names.get(phrase) or (names.get(phrase[:-1]) if phrase.endswith("s") else None)
                 if ids:
                     found.extend(e for e in ids if e not in found)
                     break

@@ -394,3 +394,10 @@ def test_a_name_question_searches_concepts_unless_it_asks_for_a_system(seed_assi
     assert concept.sources and {s.kind for s in concept.sources} == {"concept"}
     system = seed_assistant.ask("what's the system called that serves LLMs without keeping servers running?")
     assert "abstract" in {s.kind for s in system.sources}
+
+
+def test_a_technology_a_page_explains_does_not_name_the_page(seed_assistant: Assistant) -> None:
+    retriever = seed_assistant.retriever
+    assert retriever.name_lookup("NCCL") == ["MLD-0472"]  # found by the technology it explains
+    assert retriever.concepts_named_in("how fast is NCCL on one node?") == []  # but the asker named NCCL, not GPU
+    assert retriever.concepts_named_in("what do GPUs do?") == ["MLD-0472"]
