@@ -19,7 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.index import Index
-from assistant.intents import ASKS_FOR_ANOTHER_NAME, QUOTED, compare_sides, intent_of
+from assistant.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM, QUOTED, compare_sides, intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -77,13 +77,6 @@ def clean_history(history: History, settings: Settings) -> History:
             text = truncate_tokens(text, settings.question_tokens).strip()
         out.append((role, text))
     return out
-
-
-# "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
-# is called: a technique may be a paper's rather than a glossary's, so those search everything
-NAMES_A_SYSTEM = re.compile(
-    r"\b(?:system|paper|tool|framework|library|project|product|technique|method|approach|algorithm|trick|scheme)s?\b"
-)
 
 
 class AnswerChain:
@@ -153,8 +146,8 @@ class AnswerChain:
         if asks_new_name:  # what the conversation already named is the context, not the name asked for
             known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
             carried = None
-        if asks_new_name and kind is None and not NAMES_A_SYSTEM.search(asked.lower()):
-            kind = "concept"  # the name of a concept, asked for: papers only mention concepts
+            if kind is None and not NAMES_A_SYSTEM.search(asked.lower()):
+                kind = "concept"  # the name of a concept, asked for: papers only mention concepts
         found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
         if asks_new_name:
             found = self.trailing(found, set(known))
@@ -177,13 +170,11 @@ class AnswerChain:
         cited, is what the search is about (it stays in context) but not the answer.
         """
         concepts = [s for s in found.sources if s.kind == "concept"]
-        behind = [s for s in concepts if s.entry_id in named]
-        if not behind or len(behind) == len(concepts):
+        new = [s for s in concepts if s.entry_id not in named]
+        if not new or len(new) == len(concepts):
             return found
-        last_new = max(i for i, s in enumerate(found.sources) if s.kind == "concept" and s.entry_id not in named)
-        ahead = [s for s in found.sources[: last_new + 1] if s.entry_id not in named]
-        order = [*ahead, *behind, *(s for s in found.sources[last_new + 1 :] if s.entry_id not in named)]
-        return Retrieval([replace(s, rank=n) for n, s in enumerate(order, start=1)], found.confidence)
+        last_new = found.sources.index(new[-1])
+        return self.leading(found, [s for s in found.sources[: last_new + 1] if s.entry_id not in named])
 
     def leading(self, found: Retrieval, first: list[Source]) -> Retrieval:
         """`found` with `first` moved to the front, in order, and the ranks renumbered."""

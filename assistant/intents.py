@@ -18,6 +18,11 @@ ASKS_FOR_A_NAME = re.compile(
     r"|\b(?:which|what) (?!(?:paper|system|tool|framework|library|model|project)s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "
     r"(?:that|this)\s*\??\s*$"
 )
+# "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
+# is called: a technique may be a paper's rather than a glossary's, so those search everything
+NAMES_A_SYSTEM = re.compile(
+    r"\b(?:system|paper|tool|framework|library|project|product|technique|method|approach|algorithm|trick|scheme)s?\b"
+)
 # asks for another name of a thing already named ("what is it also called?", "another name for DQN")
 ASKS_FOR_ANOTHER_NAME = re.compile(
     r"\balso (?:called|known as)\b|\b(?:another|other|different|a second) (?:name|term|word)s?\b|\balias(?:es)?\b"

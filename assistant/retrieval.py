@@ -104,11 +104,11 @@ class Retriever:
         Short-Term Memory), a trailing plural forgiven; in order of appearance. A technology a page
         explains (NCCL on the GPU page) does not name the page."""
         tokens = normalise_name(text).split()
+        names = self.concept_names
         found: list[str] = []
         for start in range(len(tokens)):
             for size in range(min(longest, len(tokens) - start), 0, -1):
                 phrase = " ".join(tokens[start : start + size])
-                names = self.concept_names
                 ids = names.get(phrase) or (names.get(phrase[:-1]) if phrase.endswith("s") else None)
                 if ids:
                     found.extend(e for e in ids if e not in found)
