@@ -3,7 +3,8 @@
 Users name things ("what is NCCL", "HBM", "MoE"), so an exact or fuzzy match of an entry's
 title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (dense) and
 bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
-re-orders (`rerank.py`). The best dense cosine similarity is kept as
+re-orders (`rerank.py`). The lexical leg also searches the words papers use for the question's
+shop talk ("cards" -> GPU, `user_terms.py`). The best dense cosine similarity is kept as
 the confidence the refusal threshold is compared against, because fused scores are ranks,
 not evidence.
 """
@@ -24,6 +25,7 @@ from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
 from assistant.text import content_words, rarity, words
 from assistant.types import Chunk, Source
+from assistant.user_terms import with_literature_terms
 
 NAME_WORD = re.compile(r"[a-z0-9]+(?:[.:\-][a-z0-9]+)*")  # as refusal.NAME_TOKEN, lower-cased
 RRF_K = 60
@@ -180,7 +182,8 @@ class Retriever:
         if self.mode in ("hybrid", "dense"):
             dense = best_per_entry(self.index.dense(query, CANDIDATES, kind))
         if self.mode in ("hybrid", "lexical"):
-            lexical = best_per_entry(self.index.lexical(query, CANDIDATES, kind))
+            searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
+            lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
         named = [e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}

@@ -1,0 +1,52 @@
+"""Shop talk in a question also searches the words papers use: "cards" finds GPU, "Lambda-style" serverless."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assistant import Assistant
+from assistant.user_terms import USER_TERMS, literature_terms, with_literature_terms
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("we split prompt processing and token generation onto separate cards", {"prefill", "decode", "gpu"}),
+        ("can we downclock each pool to cut the power bill?", {"dvfs", "frequency", "energy"}),
+        ("serving on pay-per-invocation Lambda-style platforms", {"serverless"}),
+        ("each phone trains on its own typing", {"mobile", "edge"}),
+        ("the 4-bit build costs quality", {"quantization"}),
+        ("we zeroed out half the weights, scattered rather than in blocks", {"pruning", "sparsity", "unstructured"}),
+        ("the new hire's GPU boxes keep OOMing", {"node", "oom"}),
+        ("a 2M-token prompt over 32 GPUs", {"long", "context"}),
+        ("a tool that mimics the whole fleet in software", {"simulator", "cluster"}),
+        ("a classifier that learns from one labeled photo", {"one-shot"}),
+    ],
+)
+def test_shop_talk_implies_the_literature_terms(question: str, expected: set[str]) -> None:
+    assert expected <= set(literature_terms(question))
+
+
+def test_terms_the_question_already_uses_are_not_repeated_and_plain_questions_are_unchanged() -> None:
+    assert with_literature_terms("our GPU cards idle") == "our GPU cards idle gpus bubbles utilization"
+    assert with_literature_terms("What is FlashAttention?") == "What is FlashAttention?"
+
+
+def test_every_phrase_compiles_and_every_rule_adds_lower_case_words() -> None:
+    for terms, phrases in USER_TERMS:
+        assert terms == terms.lower() and terms.split() and phrases, terms
+        for phrase in phrases:
+            assert phrase == phrase.lower(), phrase
+            re.compile(phrase)
+
+
+def test_the_lexical_leg_finds_an_entry_through_a_word_the_question_never_says(seed_assistant: Assistant) -> None:
+    """No word of the question is in the seed knowledge; "Lambda-style" implies "serverless", which is."""
+    retriever = seed_assistant.retriever
+    question = "pay-per-invocation Lambda"
+    assert seed_assistant.retriever.index.lexical(question, 5) == []
+    lexical = type(retriever)(retriever.index, mode="lexical")
+    found = lexical.retrieve(question, k=3).sources
+    assert found and "serverless" in found[0].text.lower()
