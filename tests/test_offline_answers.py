@@ -165,6 +165,21 @@ def test_what_is_it_called_adds_a_neighbouring_concept_that_fits_about_as_well()
     assert "[glossary:learning-rate]" not in answer(question, [over, LR])  # a poor fit is left out
 
 
+def test_a_pointer_to_the_named_concept_is_said_once_and_is_not_its_neighbour() -> None:
+    """The pointer is the concept's other name; offered again as a "close alternative" it repeated itself."""
+    lstm = Entry(
+        "glossary:long-short-term-memory",
+        "concept",
+        "Long Short-Term Memory",
+        "A type of cell in a recurrent neural network used to process sequences of data.",
+    )
+    short = Entry("glossary:lstm", "concept", "LSTM", "Abbreviation for Long Short-Term Memory.")
+    lines = answer("that long short-term memory thing in recurrent nets, what is it called?", [short, lstm])
+    lines = lines.splitlines()
+    assert lines[0].startswith("Long Short-Term Memory: A type of cell")
+    assert sum(line.startswith("LSTM: Abbreviation") for line in lines) == 1
+
+
 def test_a_pointer_entry_leads_to_the_entry_it_points_to() -> None:
     text = answer("what's another word for step size, the thing multiplied by the gradient?", [STEP, LR])
     assert first_line(text).startswith("learning rate: A scalar")

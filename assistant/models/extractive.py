@@ -263,11 +263,12 @@ def name_answer(question: str, views: list[EntryView], score: Scores) -> list[st
     if definition is None:
         return []
     lines = [cite(f"{top.title}: {definition.text}", top.entry_id)]
-    for other in concepts:
-        if other is not top and other.is_pointer and followed(other, views) is top and other.definition:
-            lines.append(cite(f"{other.title}: {other.definition.text}", other.entry_id))
-            break
-    return lines + close_alternative([top, *(v for v in scored(concepts, score) if v is not top)], score)
+    pointers = [v for v in concepts if v is not top and v.is_pointer and followed(v, views) is top]
+    if pointers and pointers[0].definition:  # "LSTM: Abbreviation for Long Short-Term Memory", once
+        lines.append(cite(f"{pointers[0].title}: {pointers[0].definition.text}", pointers[0].entry_id))
+    # a pointer to the named concept is another name for it, never a neighbour
+    others = [v for v in scored(concepts, score) if v is not top and v not in pointers]
+    return lines + close_alternative([top, *others], score)
 
 
 def original_case(subject: str, question: str) -> str:
