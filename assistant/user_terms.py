@@ -5,9 +5,10 @@ A question in the asker's own words and the abstract that answers it often share
 "can we downclock each pool" and "dynamic voltage and frequency scaling" mean the same thing. The
 lexical leg cannot bridge that, and MiniLM bridges only the common cases. Each rule below maps a
 colloquial phrase to the terms ML-systems writing uses for it; the terms are added to the query the
-lexical leg searches (the question itself is kept as asked). The list is general ML-systems
-vocabulary, not tied to any entry: a list is easier to audit than a learned expansion, and a wrong
-rule costs one query's ranking, never an answer's wording (answers quote the entries).
+lexical leg searches and to the words the offline answerer weighs sentences by (the question itself
+is kept as asked). The list is general ML-systems vocabulary, not tied to any entry: a list is
+easier to audit than a learned expansion, and a wrong rule costs a ranking or the choice of a
+sentence, never an answer's wording (answers quote the entries).
 
 Only the lexical leg searches with the added terms. Added to the dense query and the re-ranker's as
 well, they lifted the calibration sets (realistic-dev answered with gold 0.757 -> 0.821) but lost a

@@ -307,6 +307,20 @@ def test_a_problem_is_answered_with_what_the_best_paper_does() -> None:
     assert first_line(text).startswith("In this paper, we propose PageKV")
 
 
+def test_shop_talk_finds_the_sentence_that_says_it_in_the_literatures_words() -> None:
+    """No word of the question is in the entry; "prompt processing", "token generation" and "cards"
+    are what it calls prefill, decode and GPUs."""
+    split = Entry(
+        "arxiv:2501.00003",
+        "abstract",
+        "SplitServe: Phase-Split Serving",
+        "We present SplitServe, a serving system for large language models. "
+        "SplitServe places prefill and decode on separate GPU pools so that neither phase stalls the other.",
+    )
+    text = answer("can prompt processing and token generation happen on different cards?", [split])
+    assert "places prefill and decode on separate GPU pools" in text and "[arxiv:2501.00003]" in text
+
+
 def test_no_entry_but_papers_mention_it_is_said_plainly() -> None:
     assert subject_of("What is a block table?") == "block table"
     assert subject_of("what does one-vs-all actually mean if I've got three labels?") == "one-vs-all"

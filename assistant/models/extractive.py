@@ -19,6 +19,7 @@ from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, intent_of, s
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, rarity, split_sentences
+from assistant.user_terms import with_literature_terms
 
 INTENTS = (
     (
@@ -72,8 +73,10 @@ def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
 
 
 def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
-    """Question-word coverage weighted by rarity, plus intent and rank priors."""
-    asked = content_words(question)
+    """Question-word coverage weighted by rarity, plus intent and rank priors. The question's words
+    include the terms papers use for its shop talk (`user_terms.py`: "cards" -> GPU), so a sentence
+    saying it in the literature's words counts."""
+    asked = content_words(with_literature_terms(question))
     documents = [content_words(c.text) for c in candidates]
     titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
     total = len(candidates) or 1
