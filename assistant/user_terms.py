@@ -27,14 +27,20 @@ USER_TERMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # hardware
     ("gpu gpus", (r"(?:graphics )?cards?",)),
     ("node nodes server", (r"(?:boxes|box)",)),
-    ("frequency scaling dvfs", (r"downclock\w*", r"underclock\w*", r"clock (?:speed|rate|frequenc\w*)", r"clocks?")),
+    (
+        "frequency scaling dvfs",
+        (r"downclock\w*", r"underclock\w*", r"clock (?:speeds?|rates?|frequenc\w*)", r"clocks? (?:\w+ )?down"),
+    ),
     ("energy power consumption", (r"power bills?", r"electricity", r"watts?", r"power draw\w*")),
     ("mobile devices edge", (r"phones?", r"smartphones?", r"handsets?")),
     ("consumer edge devices", (r"laptops?", r"at home", r"household", r"home (?:machines?|computers?|pcs?)")),
     ("wireless network", (r"wi-?fi",)),
     ("quantum", (r"qubits?", r"quantum (?:chips?|hardware|computers?|processors?)")),
     ("cpu memory host", (r"host (?:ram|memory)", r"system ram", r"cpu ram")),
-    ("ssd storage", (r"(?:nvme|ssds?|disks?|drives?)",)),
+    (
+        "ssd storage",
+        (r"nvme", r"ssds?", r"disks?", r"(?:fast|slow|dead|failed|local|hard|flash|nvme|ssd|storage) drives?"),
+    ),
     ("cluster", (r"cluster of", r"fleet")),
     # serving
     ("llm serving", (r"chat ?bots?", r"chat (?:model|service|serving|app|assistant)s?", r"assistants?")),
@@ -62,7 +68,10 @@ USER_TERMS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "slo slos",
         (r"latency (?:targets?|guarantees?|promises?|budgets?|goals?)", r"response[- ]time (?:targets?|guarantees?)"),
     ),
-    ("bursty workload", (r"spik\w+", r"bursts?", r"bursty", r"peaks?")),
+    (
+        "bursty workload",
+        (r"spik\w+", r"bursts?", r"bursty", r"peaks", r"peak (?:traffic|load|hours?)", r"traffic peak"),
+    ),
     (
         "serverless",
         (

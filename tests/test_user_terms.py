@@ -29,6 +29,19 @@ def test_shop_talk_implies_the_literature_terms(question: str, expected: set[str
     assert expected <= set(literature_terms(question))
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what is the peak GPU memory of this run?",  # peak memory, not a traffic peak
+        "how long is the wall clock time per step?",
+        "CLOCK thinks the block is cold",  # a cache replacement policy
+        "what drives the cost of serving?",
+    ],
+)
+def test_words_with_another_everyday_sense_imply_nothing_there(question: str) -> None:
+    assert not {"bursty", "dvfs", "ssd"} & set(literature_terms(question))
+
+
 def test_terms_the_question_already_uses_are_not_repeated_and_plain_questions_are_unchanged() -> None:
     assert with_literature_terms("our GPU cards idle") == "our GPU cards idle gpus bubbles utilization"
     assert with_literature_terms("What is FlashAttention?") == "What is FlashAttention?"
