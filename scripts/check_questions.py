@@ -6,7 +6,7 @@ Standard library only (Python 3.11+). The corpus is read from the repository's
 assistant uses, so a question set that passes refers only to entries that exist.
 
 Usage:
-    python3 scripts/check_questions.py                 # checks seed, mlsys, realistic and realistic-dev .jsonl
+    python3 scripts/check_questions.py                 # checks seed, mlsys and the realistic sets
     python3 scripts/check_questions.py FILE [FILE ...]
 
 Exit status 0 when every file is valid, 1 otherwise (one line per problem on stdout).
@@ -37,7 +37,10 @@ KNOWLEDGE = ROOT / "knowledge"
 SEED_DIR = KNOWLEDGE / "seed"
 ARXIV_FILE = KNOWLEDGE / "mlsys" / "arxiv-mlsys" / "papers.jsonl"
 GLOSSARY_FILE = KNOWLEDGE / "mlsys" / "ml-glossary" / "terms.jsonl"
-DEFAULT_FILES = [KNOWLEDGE / "questions" / f"{name}.jsonl" for name in ("seed", "mlsys", "realistic", "realistic-dev")]
+DEFAULT_FILES = [
+    KNOWLEDGE / "questions" / f"{name}.jsonl"
+    for name in ("seed", "mlsys", "realistic", "realistic-dev", "realistic-dev2")
+]
 
 TYPES = ("single", "multi", "refuse", "followup")
 FIELDS = {"id": str, "question": str, "type": str, "gold": list, "facts": list, "history": list}
