@@ -22,6 +22,15 @@ from assistant.types import Entry
         ("what memory bandwidth does one Gaudi 3 have?", "spec"),
         ("How many GPUs does Tesla run in its training cluster?", "count"),
         ("ok. how many engineers work on PyTorch at Meta?", "count"),
+        # commands and config files are instructions, which papers and glossary pages do not hold
+        ("which nvidia-smi commands enable persistence mode on every card?", "howto"),
+        ("what do I put in containerd's config.toml to expose the GPUs?", "howto"),
+        ("which flags should we pass so NCCL uses the second NIC?", "howto"),
+        ("install the CUDA toolkit on a fresh box, step by step", "howto"),
+        # the assistant's own view or forecast
+        ("is TensorRT worth the hassle for a small team? what would you do?", "opinion"),
+        ("thinking of moving our cluster to Ray. what's your take?", "opinion"),
+        ("do you think photonic interconnects will replace copper inside racks?", "opinion"),
     ],
 )
 def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
@@ -39,6 +48,9 @@ def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
         "which is the better bet for million-token training: sparse attention or exact attention on more GPUs?",
         "how can we enable overlap of communication and compute in pipeline training?",
         "how many fewer machines would we need if the scheduler packed pods better?",
+        # "step by step" inside a description of a method is not a request for instructions
+        "one scheduler grows the GPUs given to each request, step by step, as its deadline nears: does it help?",
+        "do you think about memory first when choosing a parallelism layout?",  # no forecast asked
     ],
 )
 def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question: str) -> None:
@@ -63,3 +75,23 @@ def test_the_offline_model_refuses_an_unsupported_value_an_llm_judges_unless_the
     about_unknown = Evidence(confidence=0.6, kind="spec", kind_supported=False, unknown_names=("MI355X",))
     decision = decide(about_unknown, thresholds, model_judges=True)
     assert decision.refuse and "MI355X" in decision.reason
+
+
+def test_a_count_is_stated_only_by_a_number_next_to_the_thing_counted() -> None:
+    fleet = entry("We run the study on a cluster of 4,096 GPUs connected by InfiniBand.")
+    assert kind_supported("count", "how many GPUs were in the study's cluster?", [fleet])
+    assert not kind_supported("count", "how many InfiniBand switches were in the study's cluster?", [fleet])
+
+
+def test_a_market_count_needs_the_sentence_to_say_sold_or_shipped() -> None:
+    boards = entry("We benchmark 25 models on three Jetson boards and two Raspberry Pi boards.")
+    assert kind_supported("count", "how many Jetson boards did the benchmark use?", [boards])
+    assert not kind_supported("count", "how many Jetson boards has NVIDIA sold so far?", [boards])
+
+
+def test_unknown_words_refuse_only_when_retrieval_is_weak_too() -> None:
+    thresholds = Thresholds()
+    off_topic = Evidence(confidence=0.15, unknown_share=0.6)  # sourdough hydration
+    slang = Evidence(confidence=0.35, unknown_share=0.4)  # "junk creeps in and muddies the data"
+    assert decide(off_topic, thresholds, model_judges=False).refuse
+    assert not decide(slang, thresholds, model_judges=False).refuse
