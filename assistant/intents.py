@@ -13,6 +13,7 @@ import re
 ASKS_FOR_A_NAME = re.compile(
     r"\bcalled\s*\??\s*$|\bwhat(?:'s|s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
     r"|\b(?:term|name|word) (?:for|is)\b|\bis there a (?:name|term|word)\b|\bwhat(?:'s| is) (?:the|its|that) name\b"
+    r"|\b(?:does|do|did) (?:that|this|it|they|those|these)\b[^?]{0,30}\bhave an? (?:\w+ )?(?:name|term)\b"
     r"|\b(?:another|other|different|its own|a second) (?:name|term|word)s?\b|\balso (?:called|known as)\b"
     # "which fairness criterion is that?", not "which paper is that?"
     r"|\b(?:which|what) (?!(?:paper|system|tool|framework|library|model|project)s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "

@@ -110,6 +110,7 @@ def test_every_composed_sentence_verifies() -> None:
         ("whats it called when you cap the gradient norm?", "name"),  # typed without the apostrophe
         ("a model approves the same share of every group: which fairness criterion is that?", "name"),
         ("which paper is that?", "papers"),  # not a concept's name
+        ("and the version that keeps every value in a table, does it have a special name?", "name"),
         # "how much" inside a clause is part of what is asked how to do, not a number asked for
         ("How do people work out from traces how much time the stragglers cost?", "how"),
         ("it pages the cache. and how much faster is that?", "number"),
@@ -300,6 +301,25 @@ def test_caveat_example_and_number_lead_with_that_sentence() -> None:
     assert first_line(answer("what's the catch with paging the KV cache?")).startswith("However, the block table")
     assert first_line(answer("give me an example of fitting longer contexts")).startswith("For example, a 70B")
     assert first_line(answer("how much faster is paged KV allocation?")).startswith("PageKV raises throughput by 2.4x")
+
+
+@pytest.mark.parametrize(
+    "figure",
+    [
+        "up to 5.79$\\times$ lower tail latency",
+        "26.6 percentage points fewer latency misses",
+        "3.1× lower tail latency",
+    ],
+)
+def test_a_number_question_finds_figures_as_abstracts_write_them(figure: str) -> None:
+    """LaTeX's $\\times$, "percentage points" and a unicode × are figures; the first entry's figure leads,
+    not a percentage of the second entry's."""
+    mover = Entry(
+        "arxiv:2501.00004", "abstract", "Mover", f"We present Mover, a planner for serving. It gives {figure}."
+    )
+    other = Entry("arxiv:2501.00005", "abstract", "Other", "We present Other. It cuts the first-token time by 11-52%.")
+    text = answer("and how much did it cut the slowest-request latency?", [mover, other])
+    assert first_line(text).startswith("It gives") and "[arxiv:2501.00004]" in first_line(text)
 
 
 def test_a_problem_is_answered_with_what_the_best_paper_does() -> None:

@@ -122,7 +122,10 @@ LIMITATION = re.compile(
     re.I,
 )
 EXAMPLE_SENTENCE = re.compile(r"^example:|\b(?:for example|for instance|e\.g\.|such as|case stud)", re.I)
-FIGURE = re.compile(r"\d+(?:\.\d+)?\s?(?:%|x|×|times|ms|s|gb|tb|mb|percent)\b|\d+(?:\.\d+)?\s?\\?%", re.I)
+# a figure as abstracts write it: 35%, 2.3x, 1.15 times, 26.6 percentage points, and LaTeX's 5.79$\times$ and 12\%
+FIGURE = re.compile(
+    r"\d+(?:\.\d+)?\s?(?:%|×|\\%|\$?\\times|(?:x|times|ms|s|gb|tb|mb|percent|percentage points?)\b)", re.I
+)
 Scores = dict[int, float]  # id(candidate) -> how well it fits the question
 
 
