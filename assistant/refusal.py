@@ -34,20 +34,27 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd|salary|salaries|wages?)\b"
         r"|\b(?:how much|what) (?:does|do|would|will|is|are)\b[^?]{0,60}\bcost\b(?!\s+(?:in|of)\b)"
         r"|\bcost(?:s)? (?:to buy|per (?:card|gpu|chip|month))\b"
+        r"|\bgoing rate\b|\bhow pricey\b|\bbucks\b|\bset (?:us|me|you|them) back\b|\b(?:ballpark|rough) cost\b"
+        r"|\bcharges? (?:per|for)\b|\bwhat (?:does|do) [\w .-]{1,30} charge\b"
     ),
     "date": re.compile(
         r"^\W*when (?:did|was|were|will|is|are)\b|\bwhat year\b|\brelease date\b|\bwhen\b[^?]{0,80}\b"
         r"(?:announced?|released?|launched?|shipped?|open-sourced?|introduced?)\b"
         r"|\bwill\b[^?]{0,60}\b(?:ship|release|launch|announce)\w*\b[^?]{0,30}\b(?:in|at)\b[^?]{0,20}\b20\d\d\b"
+        r"|\bhow long ago\b|\bsince when\b|^\W*is [\w .-]{1,30} out yet\b"
+        r"|\bwhen(?:'s| is| will)\b[^?]{0,40}\b(?:due|coming out|arrive|be available)\b"
     ),
     "person": re.compile(
         r"^\W*who (?:(?:\w+ly|first|actually|really) )?(?:is|was|were|started|founded|invented|created|wrote|"
         r"leads|led|runs|designed|developed|built|coined|came up with)\b"
         r"|\bwhich (?:researcher|person|engineer|scientist|professor)\b|\b(?:ceo|cto|founders?|inventor)\b"
+        r"|^\W*who(?:'s| is) behind\b|\bwhose idea\b"
     ),
     "company": re.compile(
         r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
         r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
+        r"|\bwhat (?:company|companies|vendor|firm|startup)\b"
+        r"|\b(?:was|got|been) (?:\w+ )?bought\b|\bstill independent\b"
     ),
     # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" and "how many
     # ids per second can one node push" are technical; "re-estimating how many tokens each reply needs"
@@ -56,12 +63,17 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"(?:^|[.?!:;]\s+)\W*(?:(?:so|and|ok|roughly|approximately|about|exactly)\s+)*how many\b"
         r"(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need|watt|joules?|kwh|"
         r"hours|minutes|seconds|per (?:second|sec|minute|token|request|step|iteration|gpu|node|query))\b)"
+        r"|^\W*what(?:'s| is) the (?:total )?number of\b"
     ),
     "spec": re.compile(
         r"\bhow much (?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth|power)\b"
         r"(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
         r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
         r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b|\bwhat (?:\w+ )?bandwidth does (?:a|an|one|the)\b"
+        r"|\bhow fast is (?:nvlink|pcie|infiniband|hbm\w*|ethernet|cxl|ucie)\b"
+        # a spec of a product named by its model number: "the FP8 throughput of an MI325X", "a TPU v5p"
+        r"|\bwhat(?:'s| is) the (?:\w+ )?(?:throughput|bandwidth|tdp|vram|memory|clock|flops) of "
+        r"(?:an? |one |the |each )?(?:[a-z]{1,5}\d{2,4}[a-z]{0,2}|tpu v\d\w*)\b"
     ),
     "howto": re.compile(
         r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
@@ -72,6 +84,11 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         # ("varies the GPUs per request, step by step, according to its deadline")
         r"|^\W*step[- ]by[- ]step\b|\bstep[- ]by[- ]step\W*$|\bstep[- ]by[- ]step (?:guide|instructions|tutorial)\b"
         r"|\bpip install\b|^\W*(?:install|set up|configure)\b"
+        r"|\b(?:what|which) (?:flags?|arguments|args|env vars|command-line options)\b"
+        # a command-line tool in a request for its use: "how do I get nvidia-smi to show ...", "a docker run line"
+        r"|\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
+        r"(?=[^?]*\b(?:command|flags?|line|syntax)\b)|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,30}"
+        r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
         r"|\bsteps to (?:install|set up|configure|upgrade|uninstall)\b"
         r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:turn (?:on|off)|uninstall|upgrade|downgrade)\b"
         r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,80}\b(?:on|in) "
@@ -86,6 +103,9 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|\bwhat would you (?:do|pick|choose|use|recommend)\b|\bwhat(?:'s| is) your (?:take|view|opinion|advice|gut)\b"
         r"|\bwhat do you think (?:of|about)\b"
         r"|\b(?:do|would) you (?:think|believe|reckon|expect)\b[^?]{0,80}\b(?:will|going to)\b"
+        r"|\bdo you prefer\b|\bin your view\b|\bwould you recommend\b|\bworth (?:learning|buying|the money)\b"
+        r"|\bwhat(?:'s| is) the best (?:open[- ]source |open[- ]weights? )?"
+        r"(?:llm|model|gpu|card|cloud|provider|framework|library|tool|stack)s? (?:to|for)\b"
     ),
 }
 # What an entry sentence must hold to answer each kind (besides the question's subject).

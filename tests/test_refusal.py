@@ -31,6 +31,20 @@ from assistant.types import Entry
         ("is TensorRT worth the hassle for a small team? what would you do?", "opinion"),
         ("thinking of moving our cluster to Ray. what's your take?", "opinion"),
         ("do you think photonic interconnects will replace copper inside racks?", "opinion"),
+        # everyday ways of asking the same kinds
+        ("what would an 8-GPU Gaudi box set us back?", "price"),
+        ("what's the going rate for a spot A100 these days?", "price"),
+        ("since when does JAX ship with a sharding API?", "date"),
+        ("is the GB300 out yet?", "date"),
+        ("who's behind the Mojo language?", "person"),
+        ("what company is behind the Dojo chip?", "company"),
+        ("what's the number of SMs on an L40S?", "count"),
+        ("what's the FP8 throughput of an MI325X?", "spec"),
+        ("how fast is PCIe 6 per lane?", "spec"),
+        ("what flags do I pass to torchrun for two nodes?", "howto"),
+        ("how do I get kubectl to list GPU allocations?", "howto"),
+        ("vLLM or TGI: which do you prefer?", "opinion"),
+        ("what's the best open-source LLM to self-host right now?", "opinion"),
     ],
 )
 def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
@@ -51,6 +65,9 @@ def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
         # "step by step" inside a description of a method is not a request for instructions
         "one scheduler grows the GPUs given to each request, step by step, as its deadline nears: does it help?",
         "do you think about memory first when choosing a parallelism layout?",  # no forecast asked
+        "Newton-Schulz gets pricey for huge matrices. How can you cut that cost?",  # compute, not money
+        "the power draw swings every step. What options exist to smooth it out?",  # not command-line options
+        "our docker containers take a minute to start on each GPU node; any research on that?",  # no command asked
     ],
 )
 def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question: str) -> None:
