@@ -38,7 +38,20 @@ DEMONSTRATIVE = re.compile(
     r"(?!\s+(?:\w+\s+)?(?:where|which|who|whose)\b)",
     re.I,
 )
-CONTINUATION = re.compile(r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what)\b", re.I)
+CONTINUATION = re.compile(
+    r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what|elaborate|expand on|go deeper|say more|"
+    r"tell me more|more (?:on|about|details?)|any (?:numbers|figures|benchmarks|results|code|details))\b",
+    re.I,
+)
+# a thing of the last answer by its place or role: "the second one", "the first paper", "which of those",
+# "what did the authors measure?" (not "the paper that introduced ...", which says which paper)
+BACK_REFERENCE = re.compile(
+    r"\bthe (?:first|second|third|last|other|previous|above|earlier) (?:one|ones|paper|papers|entry|approach|"
+    r"method|system|option|idea|design)\b|\b(?:which|one|either|neither|any|none|each) of (?:those|these)"
+    r"(?=\s*(?:[?.!,]|$|(?:is|are|was|would|could|should|does|do|has|have|works?|runs?)\b))"
+    r"|\bthe (?:authors?|paper|study|abstract)\b(?!\s+(?:that|which|where|who|on|about|from|by|of|in)\b)",
+    re.I,
+)
 
 
 # a question about "the" thing just discussed, without naming it: "what's the catch?"
@@ -58,7 +71,7 @@ def leans_back(question: str, names_known: Callable[[str], str] = lambda _: "") 
     """
     if TOPIC_SWITCH.search(question):
         return False
-    if PRONOUN.search(question) or DEMONSTRATIVE.search(question):
+    if PRONOUN.search(question) or DEMONSTRATIVE.search(question) or BACK_REFERENCE.search(question):
         return True
     known = names_known(question)
     if CONTINUATION.search(question) or SUBJECTLESS.search(question):

@@ -31,6 +31,15 @@ HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed f
         ("what's the name for the part that decides what to forget?", False),  # a relative clause
         ("separate thing: is there a hash table for GPUs that can grow while threads insert?", False),
         ("by the way, how does that eviction trick work where hits move an item up a few slots?", False),
+        # a thing of the last answer by its place or role, or a request for more
+        ("how does the second one work?", True),
+        ("is the first paper open source?", True),
+        ("which of those is cheapest to run?", True),
+        ("what did the authors measure?", True),
+        ("elaborate on the memory part", True),
+        ("any numbers on how much faster?", True),
+        ("which is the paper that introduced paged attention for serving?", False),  # says which paper
+        ("anything that spreads the offload over all of those storage tiers at once?", False),
     ],
 )
 def test_pronouns_and_ellipsis_lean_back_topic_switches_do_not(question: str, leans: bool) -> None:
