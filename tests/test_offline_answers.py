@@ -322,6 +322,28 @@ def test_a_number_question_finds_figures_as_abstracts_write_them(figure: str) ->
     assert first_line(text).startswith("It gives") and "[arxiv:2501.00004]" in first_line(text)
 
 
+def test_a_cue_word_does_not_make_a_weaker_entry_the_answer() -> None:
+    """The best entry has no caveat word; a paper that only shares "accelerators" and says "bottleneck"
+    does not lead a caveat answer: the best entry's answer does."""
+    study = Entry(
+        "arxiv:2501.00006",
+        "abstract",
+        "Divergence Across Accelerators",
+        "This paper presents a study of output divergence when models move between NVIDIA, Ascend and Apple "
+        "accelerators. Converted models give different outputs on the new accelerators.",
+    )
+    other = Entry(
+        "arxiv:2501.00007",
+        "abstract",
+        "Embedding Tables",
+        "The bottleneck of recommender inference on accelerators is the embedding layer.",
+    )
+    text = answer(
+        "pitfalls of moving models from NVIDIA to Ascend or Apple accelerators: same outputs?", [study, other]
+    )
+    assert "[arxiv:2501.00006]" in first_line(text) and "arxiv:2501.00007" not in text
+
+
 def test_a_problem_is_answered_with_what_the_best_paper_does() -> None:
     text = answer("our server runs out of memory on long prompts because of the KV cache, what helps?")
     assert first_line(text).startswith("In this paper, we propose PageKV")

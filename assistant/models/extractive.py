@@ -127,6 +127,7 @@ FIGURE = re.compile(
     r"\d+(?:\.\d+)?\s?(?:%|×|\\%|\$?\\times|(?:x|times|ms|s|gb|tb|mb|percent|percentage points?)\b)", re.I
 )
 Scores = dict[int, float]  # id(candidate) -> how well it fits the question
+CLOSE = 0.5  # of the first entry's word score: a later entry fits the question about as well
 
 
 @dataclass
@@ -346,7 +347,7 @@ def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[
     top = entry_score(papers[0], score)
     lines: list[str] = []
     for view in papers:
-        if lines and entry_score(view, score) < 0.5 * top:
+        if lines and entry_score(view, score) < CLOSE * top:
             continue
         sentence = best_sentence(view, score, CONTRIBUTION)
         if sentence is not None:
@@ -450,6 +451,8 @@ def focused_answer(
                     else []
                 )
         for view in views[:2]:
+            if view is not views[0] and entry_score(view, score) < CLOSE * entry_score(views[0], score):
+                break  # a cue word ("bottleneck") does not make a weaker entry the answer: say what the best one does
             sentence = best_sentence(view, score, prefer)
             if sentence is not None and prefer.search(sentence.text):
                 lead = best_sentence(view, score, CONTRIBUTION) if view.kind == "abstract" else view.definition
@@ -485,7 +488,7 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
         return []
     top, best = views[0], entry_score(views[0], score)
     for view in views[1:3]:
-        if view.kind == top.kind and entry_score(view, score) >= 0.5 * best:
+        if view.kind == top.kind and entry_score(view, score) >= CLOSE * best:
             other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None)
             return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
     return []
