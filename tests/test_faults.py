@@ -421,10 +421,12 @@ def test_login_backs_off_after_five_failures_without_sleeping():
 
 
 @pytest.mark.server
-def test_the_served_login_refuses_a_burst_of_guesses(seed_settings):
+def test_the_served_login_refuses_a_burst_of_guesses(seed_settings, monkeypatch):
     from tests.processes import free_port
     from ui.app import serve
 
+    # the block must outlast the burst, or a slow machine sees it expire and one more guess checked
+    monkeypatch.setattr("ui.auth.BASE_DELAY", 120.0)
     app = serve(seed_settings.with_(ui_auth="alice:correct-horse"), port=free_port(), block=False)
     try:
         url = app.local_url + "login"
