@@ -25,9 +25,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from assistant.intents import ASKS_FOR_A_NAME
-from assistant.text import content_words, split_sentences, stem, stems
+from assistant.text import content_words, split_sentences, stem, stems, words
 from assistant.types import Entry
 
+# Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
+CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
 # What a question asks for, from its wording. Patterns are written against the lower-cased question.
 VALUE_KINDS: dict[str, re.Pattern[str]] = {
     "price": re.compile(
@@ -86,9 +88,8 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|\bpip install\b|^\W*(?:install|set up|configure)\b"
         r"|\b(?:what|which) (?:flags?|arguments|args|env vars|command-line options)\b"
         # a command-line tool in a request for its use: "how do I get nvidia-smi to show ...", "a docker run line"
-        r"|\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
-        r"(?=[^?]*\b(?:command|flags?|line|syntax)\b)|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,30}"
-        r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
+        rf"|{CLI_TOOLS}(?=[^?]*\b(?:command|flags?|line|syntax)\b)"
+        rf"|\bhow (?:do|can|should) (?:i|we)\b[^?]{{0,30}}{CLI_TOOLS}"
         r"|\bsteps to (?:install|set up|configure|upgrade|uninstall)\b"
         r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:turn (?:on|off)|uninstall|upgrade|downgrade)\b"
         r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,80}\b(?:on|in) "
@@ -249,7 +250,7 @@ COUNTED = re.compile(
     r"(?= (?:has|have|had|is|are|was|were|do|does|did|can|could|will|would|should|in|on|of|per|at|across)\b|[?,.]|$)"
 )
 # A count of units sold, shipped or used is a market figure: the sentence must say that, not any number
-MARKET_VERBS = re.compile(
+MARKET_WORDS = re.compile(
     r"\b(sold|sell|sells|selling|shipped|ship|ships|purchased|bought|downloads?|downloaded|"
     r"users|customers|employees|subscribers|installs?|installed)\b"
 )
@@ -257,21 +258,23 @@ MARKET_VERBS = re.compile(
 
 def counts(sentence: str, counted: str, question: str) -> bool:
     """Does the sentence count the thing asked about: a number just before the counted noun ("43,520
-    GPUs", "25 quantized open-source LLMs"), and the question's market verb (sold, shipped) if it has one?"""
-    tokens = stems(sentence)
-    market = MARKET_VERBS.search(question.lower())
+    GPUs", "25 quantized open-source LLMs"), and the question's market word (sold, shipped) if it has one?"""
+    said = words(sentence)
+    tokens = [stem(w) for w in said]
+    market = MARKET_WORDS.search(question.lower())
     if market and stem(market.group(1)) not in tokens:
         return False
     head = stems(counted)[-1:]
     return any(
-        token in head and any(NUMBER.match(t) or t in NUMBER_WORDS for t in tokens[max(0, i - 4) : i])
+        token in head and any(NUMBER.match(w) or w in NUMBER_WORDS for w in said[max(0, i - 4) : i])
         for i, token in enumerate(tokens)
     )
 
 
 NUMBER = re.compile(r"^\d[\d,.]*[kmb]?$")
 NUMBER_WORDS = frozenset(
-    stems("two three four five six seven eight nine ten twelve dozen dozens hundred hundreds thousand million billion")
+    {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "dozen", "dozens"}
+    | {"hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion"}
 )
 
 
@@ -284,10 +287,10 @@ def gather(
     entries: int,
 ) -> Evidence:
     kind = asked_kind(question)
-    words = content_words(question)
+    asked = content_words(question)
     unknown = 0.0
-    if words and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
-        unknown = sum(1 for w in words if not document_frequency.get(w)) / len(words)
+    if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
+        unknown = sum(1 for w in asked if not document_frequency.get(w)) / len(asked)
     return Evidence(
         confidence=confidence,
         unknown_share=unknown,
