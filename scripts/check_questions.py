@@ -39,7 +39,7 @@ ARXIV_FILE = KNOWLEDGE / "mlsys" / "arxiv-mlsys" / "papers.jsonl"
 GLOSSARY_FILE = KNOWLEDGE / "mlsys" / "ml-glossary" / "terms.jsonl"
 DEFAULT_FILES = [
     KNOWLEDGE / "questions" / f"{name}.jsonl"
-    for name in ("seed", "mlsys", "realistic", "realistic-dev", "realistic-dev2")
+    for name in ("seed", "mlsys", "realistic", "realistic-dev", "realistic-dev2", "realistic-dev3")
 ]
 
 TYPES = ("single", "multi", "refuse", "followup")
