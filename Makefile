@@ -20,10 +20,11 @@ $(VENV)/.dev: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $@
 
-# torch and sentence-transformers: the tests compare the shipped encoders with the torch one
-$(VENV)/.export: $(VENV)/.dev
+# torch and sentence-transformers: the tests compare the shipped encoders with the torch one.
+# One pip run for all three (a fresh clone resolves and builds the project once, not three times).
+$(VENV)/.export: $(PY) pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev,export]'
-	touch $@
+	touch $(VENV)/.runtime $(VENV)/.dev $@
 
 run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
 	$(VENV)/bin/assistant serve
@@ -31,7 +32,7 @@ run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the
 test: $(VENV)/.export        ## install with the dev and export extras and run the whole test suite
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile   # two workers; a file's tests share a worker and its fixtures
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
