@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from assistant.intents import ASKS_FOR_A_NAME
+from assistant import value_reader
+from assistant.intents import ASKS_FOR_A_NAME, asking_part
 from assistant.text import content_words, split_sentences, stem, stems, words
 from assistant.types import Entry
 
@@ -170,10 +171,22 @@ def asked_kind(question: str) -> str | None:
     """The kind of value the question asks for (`price`, `date`, ...), or None for the rest.
 
     A question that asks what a concept is called is about the concept, whatever it describes.
+    The learned reader (`value_reader.py`) decides when it is sure; otherwise the patterns do.
     """
-    lowered = question.lower()
-    if ASKS_FOR_A_NAME.search(lowered):
+    if ASKS_FOR_A_NAME.search(question.lower()):
         return None
+    pattern = pattern_kind(question)
+    kind, probability = value_reader.read(asking_part(question))
+    if kind != "none" and probability >= value_reader.SURE:
+        return kind
+    if kind == "none" and probability >= value_reader.SURELY_NONE:
+        return None  # "a noisy pricing task", "the invoice went from $2k to $11k": mentioned, not asked
+    return pattern
+
+
+def pattern_kind(question: str) -> str | None:
+    """The first kind whose pattern the lower-cased question matches."""
+    lowered = question.lower()
     for kind, pattern in VALUE_KINDS.items():
         if pattern.search(lowered):
             return kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported
+from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported, pattern_kind
 from assistant.types import Entry
 
 
@@ -38,7 +38,8 @@ from assistant.types import Entry
         ("is the GB300 out yet?", "date"),
         ("who's behind the Mojo language?", "person"),
         ("what company is behind the Dojo chip?", "company"),
-        ("what's the number of SMs on an L40S?", "count"),
+        ("what's the number of SMs on an L40S?", "spec"),  # a datasheet figure of a named product
+        ("what's the number of people on the PyTorch core team?", "count"),
         ("what's the FP8 throughput of an MI325X?", "spec"),
         ("how fast is PCIe 6 per lane?", "spec"),
         ("what flags do I pass to torchrun for two nodes?", "howto"),
@@ -71,6 +72,40 @@ def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
     ],
 )
 def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question: str) -> None:
+    assert asked_kind(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # phrasings no pattern knows, read by the learned reader (value_reader.py); none is a training question
+        ("ballpark, what does a bluefield-3 card go for these days?", "price"),
+        ("How much money would it be to rent one H100 on AWS for one hour? I need to plan the budget.", "price"),
+        ("who's the lead maintainer of DeepSpeed these days?", "person"),
+        ("which outfit makes the Trainium chips?", "company"),
+        ("exact helm values to turn on mps gpu sharing via the nvidia gpu operator on our k8s cluster?", "howto"),
+        ("could you walk me through enabling MIG on an A100 with nvidia-smi?", "howto"),
+        ("How much RAM and how many logic cells does the AMD Kria KV260 board have?", "spec"),
+        ("honestly, is it worth switching our team from Horovod to FSDP?", "opinion"),
+    ],
+)
+def test_the_reader_finds_the_kind_in_phrasings_the_patterns_miss(question: str, kind: str) -> None:
+    assert pattern_kind(question) is None
+    assert asked_kind(question) == kind
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # a value mentioned in the setup, not asked for: the patterns read a price, the reader is sure it is none
+        "When a regression dataset has a handful of wildly wrong targets, how do absolute-error and squared-error "
+        "objectives behave differently? I'm choosing one for a noisy pricing task.",
+        "Our monthly API invoice went from about $2k to $11k with the same number of sessions once every call "
+        "shipped all tool schemas. Is there work on trimming that?",
+    ],
+)
+def test_a_value_mentioned_in_passing_is_not_asked_for(question: str) -> None:
+    assert pattern_kind(question) is not None
     assert asked_kind(question) is None
 
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Fit the value reader (`assistant/value_reader.py`) and write `assistant/value_reader.npz`.
+
+Training questions: `knowledge/questions/value-kinds.jsonl` (written to teach it) and the
+calibration questions (the calibration half of `realistic.jsonl`, `realistic-dev.jsonl`,
+`realistic-dev2.jsonl`; a question to refuse is labelled with its intent, every other `none`).
+The test half and `realistic-dev3.jsonl` stay out, so they measure it. Multinomial logistic
+regression, classes weighted to balance, full-batch gradient descent from zeros: the same
+files give the same weights. `--cross-validate` prints 5-fold figures on the calibration
+questions for the thresholds in `value_reader.py` (how SURE and SURELY_NONE were chosen).
+
+    python scripts/fit_value_reader.py [--cross-validate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from assistant.intents import asking_part  # noqa: E402
+from assistant.offline import offline_environment  # noqa: E402
+from assistant.value_reader import KINDS, WEIGHTS, design, features, probabilities  # noqa: E402
+
+QUESTIONS = ROOT / "knowledge" / "questions"
+CALIBRATION = [("realistic.jsonl", "calibration"), ("realistic-dev.jsonl", None), ("realistic-dev2.jsonl", None)]
+MIN_COUNT = 2  # a word or pair seen once in training is noise
+L2, EPOCHS, STEP = 1e-4, 1500, 4.0
+
+
+def examples() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    taught = []
+    for line in (QUESTIONS / "value-kinds.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            taught.append((row["question"], row["kind"]))
+    calibration = []
+    for name, split in CALIBRATION:
+        for line in (QUESTIONS / name).read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            if split and q.get("split") != split:
+                continue
+            kind = q.get("intent") if q["type"] == "refuse" else "none"
+            calibration.append((q["question"], kind if kind in KINDS else "none"))
+    return taught, calibration
+
+
+def fit(rows: list[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    texts = [asking_part(q) for q, _ in rows]
+    counts = Counter(f for t in texts for f in set(features(t)))
+    vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
+    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
+    labels = np.array([KINDS.index(k) for _, k in rows])
+    targets = np.eye(len(KINDS), dtype=np.float32)[labels]
+    per_class = np.bincount(labels, minlength=len(KINDS)).astype(np.float32)
+    sample = (len(labels) / (len(KINDS) * np.maximum(per_class, 1)))[labels][:, None]
+    sample = (sample / sample.mean()).astype(np.float32)
+    weights = np.zeros((inputs.shape[1], len(KINDS)), np.float32)
+    bias = np.zeros(len(KINDS), np.float32)
+    for _ in range(EPOCHS):
+        gradient = (probabilities(inputs, weights, bias) - targets) * sample / len(labels)
+        weights -= STEP * (inputs.T @ gradient + L2 * weights)
+        bias -= STEP * gradient.sum(axis=0)
+    return vocabulary, weights, bias
+
+
+def predict(model: tuple[list[str], np.ndarray, np.ndarray], questions: list[str]) -> np.ndarray:
+    vocabulary, weights, bias = model
+    inputs = design([asking_part(q) for q in questions], {f: i for i, f in enumerate(vocabulary)})
+    return probabilities(inputs, weights, bias)
+
+
+def cross_validate(taught: list[tuple[str, str]], calibration: list[tuple[str, str]]) -> None:
+    from assistant.refusal import pattern_kind
+
+    order = np.random.default_rng(0).permutation(len(calibration))
+    scores = np.zeros((len(calibration), len(KINDS)))
+    for fold in np.array_split(order, 5):
+        held = set(fold.tolist())
+        model = fit(taught + [calibration[i] for i in order if i not in held])
+        scores[fold] = predict(model, [calibration[i][0] for i in fold])
+    asked = np.array([k != "none" for _, k in calibration])
+    patterns = [pattern_kind(q) for q, _ in calibration]
+    for sure in (0.5, 0.6, 0.7, 0.8, 0.9, 1.01):
+        for surely_none in (0.8, 0.9, 0.95, 1.01):
+            read = []
+            for p, pattern in zip(scores, patterns, strict=True):
+                best = int(p.argmax())
+                read.append((best > 0 and p[best] >= sure) or (pattern is not None and p[0] < surely_none))
+            found = np.array(read)
+            print(
+                f"SURE {sure:.2f} SURELY_NONE {surely_none:.2f}: value questions missed "
+                f"{int((asked & ~found).sum())}/{int(asked.sum())}, kind read into others "
+                f"{int((~asked & found).sum())}/{int((~asked).sum())}"
+            )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cross-validate", action="store_true", help="5-fold figures on the calibration questions")
+    args = parser.parse_args()
+    offline_environment()
+    taught, calibration = examples()
+    if args.cross_validate:
+        cross_validate(taught, calibration)
+        return 0
+    vocabulary, weights, bias = fit(taught + calibration)
+    np.savez_compressed(
+        WEIGHTS, vocabulary=np.array(vocabulary), weights=weights.astype(np.float16), bias=bias.astype(np.float32)
+    )
+    print(f"{len(taught) + len(calibration)} questions, {len(vocabulary)} words and pairs -> {WEIGHTS.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

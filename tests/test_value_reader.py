@@ -1,0 +1,50 @@
+"""The learned value reader: the shipped weights are what the fit script makes of the committed questions."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant import value_reader
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def fit_script():
+    spec = importlib.util.spec_from_file_location("fit_value_reader", REPO / "scripts" / "fit_value_reader.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_the_shipped_weights_are_refitted_from_the_committed_questions() -> None:
+    script = fit_script()
+    taught, calibration = script.examples()
+    vocabulary, weights, bias = script.fit(taught + calibration)
+    shipped = value_reader.ValueReader()
+    assert list(shipped.vocabulary) == vocabulary
+    np.testing.assert_allclose(shipped.weights, weights, atol=0.01)  # stored as float16
+    np.testing.assert_allclose(shipped.bias, bias, atol=1e-5)
+
+
+def test_the_reader_gives_every_kind_a_probability_that_sums_to_one() -> None:
+    scores = value_reader.ValueReader().read("what does a DGX H100 cost?")
+    assert set(scores) == set(value_reader.KINDS)
+    assert abs(sum(scores.values()) - 1.0) < 1e-5
+    assert max(scores, key=scores.__getitem__) == "price"
+
+
+def test_the_test_half_and_the_fresh_set_stay_out_of_training() -> None:
+    taught, calibration = fit_script().examples()
+    trained = {q for q, _ in taught + calibration}
+    for name, split in (("realistic.jsonl", "test"), ("realistic-dev3.jsonl", None)):
+        for line in (REPO / "knowledge" / "questions" / name).read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            if split is None or q.get("split") == split:
+                assert q["question"] not in trained, q["id"]
