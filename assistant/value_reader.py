@@ -72,6 +72,8 @@ def probabilities(inputs: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> 
 
 
 class ValueReader:
+    """The fitted weights; `read` is pure, so one instance serves every thread."""
+
     def __init__(self, path: Path = WEIGHTS) -> None:
         with np.load(path) as data:
             self.vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
@@ -84,10 +86,16 @@ class ValueReader:
         return dict(zip(KINDS, (float(p) for p in row), strict=True))
 
 
-@lru_cache(maxsize=1)
+_loaded: ValueReader | None = None
+
+
 def _reader() -> ValueReader:
+    """The shipped reader, loaded once on first use (a 60 KB file; the encoder loads lazily too)."""
+    global _loaded
     with _lock:
-        return ValueReader()
+        if _loaded is None:
+            _loaded = ValueReader()
+        return _loaded
 
 
 @lru_cache(maxsize=2048)
