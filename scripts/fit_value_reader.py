@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.intents import asking_part  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
 from assistant.value_reader import KINDS, WEIGHTS, design, features, probabilities  # noqa: E402
@@ -44,12 +45,9 @@ def examples() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             taught.append((row["question"], row["kind"]))
     calibration = []
     for name, split in CALIBRATION:
-        for line in (QUESTIONS / name).read_text(encoding="utf-8").splitlines():
-            q = json.loads(line)
-            if split and q.get("split") != split:
-                continue
-            kind = q.get("intent") if q["type"] == "refuse" else "none"
-            calibration.append((q["question"], kind if kind in KINDS else "none"))
+        for q in load_questions(QUESTIONS / name, split):
+            kind = q.intent if q.should_refuse and q.intent in KINDS else "none"
+            calibration.append((q.question, kind))
     return taught, calibration
 
 

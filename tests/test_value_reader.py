@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from assistant import value_reader
+from assistant.eval.questions import load_questions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,7 +44,5 @@ def test_the_test_half_and_the_fresh_set_stay_out_of_training() -> None:
     taught, calibration = fit_script().examples()
     trained = {q for q, _ in taught + calibration}
     for name, split in (("realistic.jsonl", "test"), ("realistic-dev3.jsonl", None)):
-        for line in (REPO / "knowledge" / "questions" / name).read_text(encoding="utf-8").splitlines():
-            q = json.loads(line)
-            if split is None or q.get("split") == split:
-                assert q["question"] not in trained, q["id"]
+        for q in load_questions(REPO / "knowledge" / "questions" / name, split):
+            assert q.question not in trained, q.id
