@@ -3,7 +3,8 @@
 Users name things ("what is NCCL", "HBM", "MoE"), so an exact or fuzzy match of an entry's
 title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (dense) and
 bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
-re-orders (`rerank.py`). The lexical leg also searches the words papers use for the question's
+re-orders (`rerank.py`), weighed with the fusion's own evidence by a learned linear model
+(`ranker.py`). The lexical leg also searches the words papers use for the question's
 shop talk ("cards" -> GPU, `user_terms.py`). The best dense cosine similarity is kept as
 the confidence the refusal threshold is compared against, because fused scores are ranks,
 not evidence.
@@ -21,6 +22,7 @@ from itertools import chain
 
 from assistant.citations import canonical
 from assistant.index import Index
+from assistant.ranker import Candidate, learned_order
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
 from assistant.text import content_words, rarity, words
@@ -59,7 +61,7 @@ class Retriever:
     def reranker(self) -> LateInteraction | None:
         """Late interaction for the hybrid mode, when the encoder has word-piece vectors and it is on."""
         embedder = self.index.embedder
-        wanted = self.mode == "hybrid" and self.index.settings.rerank == "maxsim"
+        wanted = self.mode == "hybrid" and self.index.settings.rerank in ("learned", "maxsim")
         return LateInteraction(embedder) if wanted and LateInteraction.supports(embedder) else None  # type: ignore[arg-type]
 
     @cached_property
@@ -187,10 +189,12 @@ class Retriever:
         named = [e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
-        for ranking, weight in ((dense, DENSE_WEIGHT), (lexical, LEXICAL_WEIGHT)):
-            for rank, (chunk, _score) in enumerate(ranking, start=1):
+        legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}}  # entry -> rank, score
+        for name, ranking, weight in (("dense", dense, DENSE_WEIGHT), ("lexical", lexical, LEXICAL_WEIGHT)):
+            for rank, (chunk, score) in enumerate(ranking, start=1):
                 fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (RRF_K + rank)
                 chunks.setdefault(chunk.entry_id, chunk)
+                legs[name][chunk.entry_id] = (rank, score)
         unit = 1.0 / (RRF_K + 1)  # what a first place in one ranking is worth
         covered = self.coverage(query, list(fused))
         if self.mode == "hybrid":
@@ -215,7 +219,8 @@ class Retriever:
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         if self.reranker is not None:
             kept = {*named, *lifted}
-            ordered = self.reranked(query, ordered, chunks, kept)
+            fusion = Fusion(ordered, chunks, best, legs, covered)
+            ordered = self.reranked(query, fusion, kept, self.index.settings.rerank)
         ordered = ordered[:k]
         sources = [
             Source(e, chunks[e].id, chunks[e].title, chunks[e].kind, chunks[e].text, round(min(1.0, s / best), 4), rank)
@@ -226,16 +231,15 @@ class Retriever:
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
 
-    def reranked(
-        self, query: str, ordered: list[tuple[str, float]], chunks: dict[str, Chunk], kept: set[str]
-    ) -> list[tuple[str, float]]:
-        """The top `DEPTH` of `ordered` by late interaction with the query; `kept` entries stay first: the
-        names the question uses, and what a leaning-back follow-up is about ("what's the catch?" has no
-        words of its own to match).
+    def reranked(self, query: str, fusion: Fusion, kept: set[str], order: str) -> list[tuple[str, float]]:
+        """The top `DEPTH` of the fusion re-ordered, by the learned model (`ranker.py`, `order` "learned") or
+        by MaxSim alone; `kept` entries stay first: the names the question uses, and what a leaning-back
+        follow-up is about ("what's the catch?" has no words of its own to match).
 
-        An entry scores by its best chunk among its first `CHUNKS_PER_ENTRY` and the one that matched.
+        An entry's MaxSim is that of its best chunk among its first `CHUNKS_PER_ENTRY` and the one that matched.
         """
         assert self.reranker is not None
+        ordered, chunks = fusion.ordered, fusion.chunks
         head, tail = ordered[:DEPTH], ordered[DEPTH:]
         texts: dict[str, list[str]] = {}
         for entry_id, _ in head:
@@ -245,10 +249,52 @@ class Retriever:
         if not flat:
             return ordered
         scores = iter(self.reranker.scores(query, flat))  # a follow-up's (about: ...) subject included
-        best = {entry_id: max(next(scores) for _ in entry_texts) for entry_id, entry_texts in texts.items()}
+        maxsim = {entry_id: [next(scores) for _ in entry_texts] for entry_id, entry_texts in texts.items()}
         first = [item for item in head if item[0] in kept]
-        rest = sorted((item for item in head if item[0] not in kept), key=lambda item: (-best[item[0]], item[0]))
+        others = [item for item in head if item[0] not in kept]
+        if order == "learned":
+            found = self.candidates(fusion, maxsim, kept)
+            position = {entry_id: n for n, entry_id in enumerate(learned_order(found))}
+            rest = sorted(others, key=lambda item: position[item[0]])
+        else:
+            rest = sorted(others, key=lambda item: (-max(maxsim[item[0]]), item[0]))
         return [*first, *rest, *tail]
+
+    def candidates(self, fusion: Fusion, maxsim: dict[str, list[float]], kept: set[str]) -> list[Candidate]:
+        """What the learned order weighs for each of the top `DEPTH` fused entries not in `kept`."""
+        found = []
+        for rank, (entry_id, score) in enumerate(fusion.ordered[:DEPTH], start=1):
+            if entry_id in kept:
+                continue
+            dense = fusion.legs["dense"].get(entry_id)
+            lexical = fusion.legs["lexical"].get(entry_id)
+            found.append(
+                Candidate(
+                    entry_id=entry_id,
+                    maxsim=max(maxsim[entry_id]),
+                    matched_maxsim=maxsim[entry_id][0],
+                    fused=score / fusion.best,
+                    fused_rank=rank,
+                    dense_rank=dense[0] if dense else None,
+                    dense_score=dense[1] if dense else None,
+                    lexical_rank=lexical[0] if lexical else None,
+                    lexical_score=lexical[1] if lexical else None,
+                    coverage=fusion.coverage.get(entry_id, 0.0),
+                    chunks=len(self.index.chunks_of(entry_id)),
+                )
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The fused candidates and what each leg said of them, for the re-ranking step."""
+
+    ordered: list[tuple[str, float]]  # entry id, fused score; best first
+    chunks: dict[str, Chunk]  # the chunk each entry matched by
+    best: float  # the fused score of a first place in every leg
+    legs: dict[str, dict[str, tuple[int, float]]]  # "dense" / "lexical" -> entry id -> (rank, score)
+    coverage: dict[str, float]
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:

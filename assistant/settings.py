@@ -14,7 +14,7 @@ from pathlib import Path
 from assistant.errors import SettingsError
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
-RERANKERS = ("maxsim", "off")
+RERANKERS = ("learned", "maxsim", "off")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 
@@ -33,7 +33,9 @@ class Settings:
     chunk_overlap_sentences: int = 1
     # retrieval and answering
     retrieval_mode: str = "hybrid"
-    rerank: str = "maxsim"  # late interaction over the best fused candidates (assistant.rerank), or "off"
+    # the best fused candidates re-ordered: "learned" weighs late interaction with the fusion's evidence
+    # (assistant.ranker), "maxsim" orders by late interaction alone (assistant.rerank), "off" keeps the fusion
+    rerank: str = "learned"
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512

@@ -49,7 +49,7 @@ def test_the_onnx_encoder_gives_unit_word_piece_vectors_without_cls_and_sep() ->
 def test_hybrid_search_reranks_and_off_keeps_the_fused_order(seed_assistant: Assistant) -> None:
     """The same candidates either way; with the reranker on, ordered by MaxSim (names first)."""
     question = "my GPU kernels stall on memory while the arithmetic units idle, what helps?"
-    on = seed_assistant.retriever
+    on = Assistant(seed_assistant.settings.with_(rerank="maxsim"), auto_index=False).retriever
     off = Assistant(seed_assistant.settings.with_(rerank="off"), auto_index=False).retriever
     assert on.reranker is not None and off.reranker is None
     reranked = [s.entry_id for s in on.retrieve(question, k=20).sources]
@@ -59,5 +59,6 @@ def test_hybrid_search_reranks_and_off_keeps_the_fused_order(seed_assistant: Ass
 
 
 def test_an_unknown_reranker_is_one_line_naming_the_choices() -> None:
-    with pytest.raises(SettingsError, match="ASSISTANT_RERANK='colbert' is not known - use one of maxsim, off"):
+    message = "ASSISTANT_RERANK='colbert' is not known - use one of learned, maxsim, off"
+    with pytest.raises(SettingsError, match=message):
         Settings.from_env({"ASSISTANT_RERANK": "colbert"})
