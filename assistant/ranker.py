@@ -2,11 +2,10 @@
 
 MaxSim (`rerank.py`) alone throws away what the fusion knew: that the lexical leg found an entry
 first, that the dense leg missed it or found it first, how much of the question's rarer words the
-entry has. This is a linear model over those signals, each taken
-relative to the question's other candidates, fitted pairwise (a gold entry against each other
-candidate of the same question) on the calibration questions by `scripts/fit_ranker.py`; its
-weights are `ranker.json`. Entries the question names and what a leaning-back follow-up is about
-stay first, as with MaxSim alone.
+entry has. This is a linear model over those signals, each taken relative to the question's other
+candidates, fitted pairwise (a gold entry against each other candidate of the same question) on the
+calibration questions by `scripts/fit_ranker.py`; its weights are `ranker.json`. Entries the question
+names and what a leaning-back follow-up is about stay first, as with MaxSim alone.
 
 Only what holds for any question and corpus is a feature. Whether the question uses the entry's
 title words, names a concept page, or wants a concept were tried and left out: the realistic sets'

@@ -5,7 +5,7 @@ Training questions: the answerable calibration questions (the calibration half o
 `realistic.jsonl`, `realistic-dev.jsonl`, `realistic-dev2.jsonl`, `realistic-dev3.jsonl`); the test
 half stays out, so it measures the model. Each question's search is run as the chain runs it and
 what retrieval knew of its best fused candidates is kept in `scripts/ranker_candidates.jsonl.gz`
-(`--collect`; needs the mlsys index, about ten minutes on 2 cores). Fitting reads only that file:
+(`--collect`; needs the mlsys index, about seven minutes on 2 cores). Fitting reads only that file:
 pairwise logistic regression (each gold candidate against each other candidate of its question,
 both ways), L2 with C = 1.0, Newton's method from zeros, so the same file gives the same weights.
 `--cross-validate` fits on three sets and measures the fourth, for each (how C was chosen).
