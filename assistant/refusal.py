@@ -175,13 +175,12 @@ def asked_kind(question: str) -> str | None:
     """
     if ASKS_FOR_A_NAME.search(question.lower()):
         return None
-    pattern = pattern_kind(question)
     kind, probability = value_reader.read(asking_part(question))
     if kind != "none" and probability >= value_reader.SURE:
         return kind
     if kind == "none" and probability >= value_reader.SURELY_NONE:
         return None  # "a noisy pricing task", "the invoice went from $2k to $11k": mentioned, not asked
-    return pattern
+    return pattern_kind(question)
 
 
 def pattern_kind(question: str) -> str | None:

@@ -220,7 +220,7 @@ class Retriever:
         if self.reranker is not None:
             kept = {*named, *lifted}
             fusion = Fusion(ordered, chunks, best, legs, covered)
-            ordered = self.reranked(query, fusion, kept, self.index.settings.rerank)
+            ordered = self.reranked(query, fusion, kept)
         ordered = ordered[:k]
         sources = [
             Source(e, chunks[e].id, chunks[e].title, chunks[e].kind, chunks[e].text, round(min(1.0, s / best), 4), rank)
@@ -231,9 +231,9 @@ class Retriever:
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
 
-    def reranked(self, query: str, fusion: Fusion, kept: set[str], order: str) -> list[tuple[str, float]]:
-        """The top `DEPTH` of the fusion re-ordered, by the learned model (`ranker.py`, `order` "learned") or
-        by MaxSim alone; `kept` entries stay first: the names the question uses, and what a leaning-back
+    def reranked(self, query: str, fusion: Fusion, kept: set[str]) -> list[tuple[str, float]]:
+        """The top `DEPTH` of the fusion re-ordered, by the learned model (`ranker.py`) or by MaxSim alone
+        (`ASSISTANT_RERANK=maxsim`); `kept` entries stay first: the names the question uses, and what a leaning-back
         follow-up is about ("what's the catch?" has no words of its own to match).
 
         An entry's MaxSim is that of its best chunk among its first `CHUNKS_PER_ENTRY` and the one that matched.
@@ -252,7 +252,7 @@ class Retriever:
         maxsim = {entry_id: [next(scores) for _ in entry_texts] for entry_id, entry_texts in texts.items()}
         first = [item for item in head if item[0] in kept]
         others = [item for item in head if item[0] not in kept]
-        if order == "learned":
+        if self.index.settings.rerank == "learned":
             found = self.candidates(fusion, maxsim, kept)
             position = {entry_id: n for n, entry_id in enumerate(learned_order(found))}
             rest = sorted(others, key=lambda item: position[item[0]])

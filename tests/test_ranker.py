@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
 from assistant import Assistant, ranker
 from assistant.ranker import FEATURES, Candidate, feature_rows, learned_order
+from tests.conftest import REPO
+from tests.script_modules import load_script
 
-REPO = Path(__file__).resolve().parent.parent
 
-
-def fit_script():
-    spec = importlib.util.spec_from_file_location("fit_ranker", REPO / "scripts" / "fit_ranker.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def fit_script() -> ModuleType:
+    return load_script("fit_ranker")
 
 
 def candidate(entry_id: str, **changes: object) -> Candidate:

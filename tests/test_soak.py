@@ -8,10 +8,7 @@ calls on separate `new_session()` dicts must keep their turns apart.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
-import sys
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -19,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from assistant import Assistant, Settings
-from tests.conftest import REPO
+from tests.script_modules import load_script
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),  # gradio's queue stats vs pandas 3
@@ -27,15 +24,8 @@ pytestmark = [
 ]
 
 
-@functools.cache
 def load_soak() -> ModuleType:
-    """scripts/soak.py as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("soak", REPO / "scripts" / "soak.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["soak"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_script("soak")
 
 
 @pytest.mark.server

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
 from assistant import value_reader
 from assistant.eval.questions import load_questions
+from tests.conftest import REPO
+from tests.script_modules import load_script
 
-REPO = Path(__file__).resolve().parent.parent
 
-
-def fit_script():
-    spec = importlib.util.spec_from_file_location("fit_value_reader", REPO / "scripts" / "fit_value_reader.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def fit_script() -> ModuleType:
+    return load_script("fit_value_reader")
 
 
 @pytest.mark.slow
