@@ -18,6 +18,29 @@ ASKS_FOR_A_NAME = re.compile(
     # "which fairness criterion is that?", not "which paper is that?"
     r"|\b(?:which|what) (?!(?:paper|system|tool|framework|library|model|project)s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "
     r"(?:that|this)\s*\??\s*$"
+    # the name asked for without "called": "..., name?", "what is that second one named?", "the name escapes me"
+    r"|(?:^|[,;:]\s*)name\s*\??\s*$|\bnamed\s*\??\s*$|\bname escapes\b"
+    r"|\bthere(?:'s| is) a (?:name|term|word) for\b"
+    r"|\b(?:two|different|standard|generic|technical) (?:names|terms)\b"
+    r"|\b(?:a|the) (?:generic|standard) (?:name|term)\b"
+)
+# what is measured, asked or made, not a thing with a name of its own
+NOT_A_NAMED_THING = (
+    r"speedup|throughput|latency|cost|gain|win|difference|catch|downside|point|reason|problem|issue|price|number"
+)
+ASKS_FOR_A_PAPER_OR_A_VALUE = (
+    r"paper|system|tool|framework|library|model|project|one|way|option|compan(?:y|ies)|vendor|firm|maker"
+    r"|manufacturer|person|team|lab|university|country|year|version|release"
+)
+# weaker: a thing described by what it does, its name wanted ("what's the regularizer where each step switches
+# off neurons?", "which component plays the judge?"); read only when no other intent's cue is there
+DESCRIBES_A_THING = re.compile(
+    rf"\bwhat(?:'s| is| was) the (?!(?:{NOT_A_NAMED_THING}|paper|system|tool|model|way)\b)"
+    r"(?:[\w-]+ ){1,2}?(?:where|that|which|whose)\s+\w"
+    # "which <thing> <does>s ...": a singular noun ("process", not "frameworks") and a verb with words after it
+    rf"|^\W*(?:[^?]{{0,60}}[,:]\s+)?which (?!(?:{ASKS_FOR_A_PAPER_OR_A_VALUE})s?\b)(?:[\w-]+ )?[\w-]+(?<![^s]s) "
+    r"(?!(?:paper|system|tool|framework|librarie|model|project)s\b)[a-z]{3,}(?<![^s]s)s\b"
+    r"(?! (?:is|are|was|were|it|they|them|this|that)\b)(?: [\w'-]+){2}"
 )
 # "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
 # is called: a technique may be a paper's rather than a glossary's, so those search everything
@@ -73,6 +96,9 @@ INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "d
 SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<=[.!?])\s+")
 
 
+SHORT_ASK = 4  # words: "There's a name for X. What is it?" asks for the name the description spoke of
+
+
 def asking_part(question: str) -> str:
     """The sentences that ask (end with "?"), or the whole text when none does.
 
@@ -91,7 +117,9 @@ def intent_of(question: str) -> str:
     q = asking_part(question).lower().strip()
     if ASKS_FOR_A_NAME.search(q):
         return "name"
-    if COMPARE.search(q) and compare_sides(q):
+    if len(q.split()) <= SHORT_ASK and ASKS_FOR_A_NAME.search(question.lower()) and not COMPARE.search(q):
+        return "name"
+    if COMPARE.search(q) and compare_sides(q) and not NUMBER.search(q):  # "A vs B: how many watts apart?": a figure
         return "compare"
     if PAPERS.search(q):
         return "papers"
@@ -101,6 +129,8 @@ def intent_of(question: str) -> str:
         return "example"
     if NUMBER.search(q):
         return "number"
+    if DESCRIBES_A_THING.search(q):
+        return "name"
     if HOW.search(q):
         return "how"
     if DEFINITION.search(q):

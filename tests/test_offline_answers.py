@@ -114,10 +114,32 @@ def test_every_composed_sentence_verifies() -> None:
         # "how much" inside a clause is part of what is asked how to do, not a number asked for
         ("How do people work out from traces how much time the stragglers cost?", "how"),
         ("it pages the cache. and how much faster is that?", "number"),
+        # the name asked for without "called", or a thing described by what it does
+        ("the optimizer that keeps a running mean of squared gradients, name?", "name"),
+        ("I keep seeing two different names for that normalisation layer. what are they?", "name"),
+        ("there's a term for a model that only memorised its training set. what is it?", "name"),
+        ("what's the sampling trick where you keep only the most likely tokens up to a mass p?", "name"),
+        ("in a transformer, which block mixes information across positions before the feed-forward part?", "name"),
+        # a comparison that asks for a figure wants the figure
+        ("liquid-cooled vs air-cooled racks, how many watts apart?", "number"),
     ],
 )
 def test_intents(question: str, intent: str) -> None:
     assert intent_of(question) == intent
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what's the speedup that they report?",  # a figure
+        "what's the throughput hit when a node dies?",
+        "which company makes the gaudi accelerators?",  # a company: the refusal decides
+        "which serving frameworks already integrate it?",  # systems: papers
+        "which paper introduced it?",
+    ],
+)
+def test_a_described_figure_company_or_system_is_not_asked_by_name(question: str) -> None:
+    assert intent_of(question) != "name"
 
 
 def test_what_is_it_called_answers_with_the_name() -> None:
