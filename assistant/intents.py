@@ -30,7 +30,7 @@ NOT_A_NAMED_THING = (
 )
 ASKS_FOR_A_PAPER_OR_A_VALUE = (
     r"paper|system|tool|framework|library|model|project|one|way|option|compan(?:y|ies)|vendor|firm|maker"
-    r"|manufacturer|person|team|lab|university|country|year|version|release"
+    r"|manufacturer|foundry|supplier|provider|startup|person|team|lab|university|country|year|version|release"
 )
 # weaker: a thing described by what it does, its name wanted ("what's the regularizer where each step switches
 # off neurons?", "which component plays the judge?"); read only when no other intent's cue is there
@@ -40,7 +40,9 @@ DESCRIBES_A_THING = re.compile(
     # "which <thing> <does>s ...": a singular noun ("process", not "frameworks") and a verb with words after it
     rf"|^\W*(?:[^?]{{0,60}}[,:]\s+)?which (?!(?:{ASKS_FOR_A_PAPER_OR_A_VALUE})s?\b)(?:[\w-]+ )?[\w-]+(?<![^s]s) "
     r"(?!(?:paper|system|tool|framework|librarie|model|project)s\b)[a-z]{3,}(?<![^s]s)s\b"
-    r"(?! (?:is|are|was|were|it|they|them|this|that)\b)(?: [\w'-]+){2}"
+    # "which env vars do I set?": a plural noun taken for the verb is followed by an auxiliary or a pronoun
+    r"(?! (?:is|are|was|were|do|does|did|can|could|should|would|will|must|it|they|them|this|that|i|we|you)\b)"
+    r"(?: [\w'-]+){2}"
 )
 # "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
 # is called: a technique may be a paper's rather than a glossary's, so those search everything

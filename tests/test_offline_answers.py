@@ -135,6 +135,8 @@ def test_intents(question: str, intent: str) -> None:
         "what's the throughput hit when a node dies?",
         "which company makes the gaudi accelerators?",  # a company: the refusal decides
         "which serving frameworks already integrate it?",  # systems: papers
+        "which cuda env vars do I need for that?",  # a plural noun, not a verb
+        "which foundry builds those chips?",
         "which paper introduced it?",
     ],
 )
