@@ -54,6 +54,15 @@ BACK_REFERENCE = re.compile(
 )
 
 
+# an acknowledgement before the question ("oh nice.", "ok,", "That sounds promising, but ..."): what follows
+# it is read as if it opened the message
+ACKNOWLEDGEMENT = re.compile(
+    r"^\W*(?:(?:oh|ah|ok(?:ay)?|nice|cool|great|thanks|thank you|got it|i see|interesting|makes sense|perfect|"
+    r"awesome|neat|wow|right|yes|yeah|sure)\b[\s,.!]*)+"
+    r"|^\W*(?:(?:that|this|it) )?(?:sounds|seems|looks) (?:\w+ )?"
+    r"(?:promising|good|great|interesting|useful|nice|cool)\b[\s,.!]*",
+    re.I,
+)
 # a question about "the" thing just discussed, without naming it: "what's the catch?"
 SUBJECTLESS = re.compile(
     r"^\W*(?:what(?:'s| is| are| was)|any) the (?:catch|downside|drawback|limitation|trade-?off|cost|overhead|"
@@ -71,6 +80,7 @@ def leans_back(question: str, names_known: Callable[[str], str] = lambda _: "") 
     """
     if TOPIC_SWITCH.search(question):
         return False
+    question = ACKNOWLEDGEMENT.sub("", question, count=1) or question
     if PRONOUN.search(question) or DEMONSTRATIVE.search(question) or BACK_REFERENCE.search(question):
         return True
     known = names_known(question)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from assistant import value_reader
 from assistant.intents import ASKS_FOR_A_NAME, asking_part
-from assistant.text import content_words, split_sentences, stem, stems, words
+from assistant.text import STOPWORDS, content_words, split_sentences, stem, stems, words
 from assistant.types import Entry
 
 # Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
@@ -126,7 +126,8 @@ VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
 }
 # A name: a word with a digit and a letter (H200, v5p, p4d.24xlarge), or a capitalised word that
-# does not start the question, or CamelCase (CoreWeave). Approximate words are not names.
+# does not start the question (nor is a function word opening a later sentence), or CamelCase
+# (CoreWeave). Approximate words are not names.
 NAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.:\-][A-Za-z0-9]+)*")
 APPROXIMATE = re.compile(r"-(?:ish|like|style|type|based|sized|scale|aware|free|heavy)$", re.I)
 NUMBER_WITH_UNIT = re.compile(r"^\d[\d.]*[a-z]{0,3}$", re.I)
@@ -193,14 +194,20 @@ def pattern_kind(question: str) -> str | None:
 
 
 def names_in(question: str) -> list[str]:
-    """Tokens of the question that look like names of things (products, companies, versions)."""
-    tokens = NAME_TOKEN.findall(question)
+    """Tokens of the question that look like names of things (products, companies, versions).
+
+    The question's first word, and a function word that opens a later sentence ("Does the rewrite pay
+    for itself?" after "what's the catch?"), are capitalised by grammar, not because they name something.
+    """
     out = []
-    for position, token in enumerate(tokens):
+    for position, match in enumerate(NAME_TOKEN.finditer(question)):
+        token = match.group()
         if APPROXIMATE.search(token) or NUMBER_WITH_UNIT.match(token):
             continue
+        before = question[: match.start()].rstrip(" \t\n\"'([“‘")
+        grammar = position == 0 or (before[-1:] in (".", "!", "?") and token.lower() in STOPWORDS)
         has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
-        capitalised = token[0].isupper() and position > 0 and not token.isupper()
+        capitalised = token[0].isupper() and not grammar and not token.isupper()
         camel = any(ch.isupper() for ch in token[1:]) and any(ch.islower() for ch in token)
         acronym = token.isupper() and len(token) >= 2 and position > 0
         if has_digit or capitalised or camel or acronym:

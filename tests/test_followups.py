@@ -40,6 +40,11 @@ HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed f
         ("any numbers on how much faster?", True),
         ("which is the paper that introduced paged attention for serving?", False),  # says which paper
         ("anything that spreads the offload over all of those storage tiers at once?", False),
+        # an acknowledgement first: what follows it is read as the opening
+        ("oh nice. and how big was the speedup over the usual setup?", True),
+        ("ok, and the downside?", True),
+        ("That sounds promising, but what's the catch?", True),
+        ("thanks! unrelated: what is a learning rate?", False),
     ],
 )
 def test_pronouns_and_ellipsis_lean_back_topic_switches_do_not(question: str, leans: bool) -> None:
@@ -94,6 +99,13 @@ def test_a_continuation_leans_back_unless_it_names_a_thing() -> None:
     assert leans_back("but doesn't switching jobs reload giant models?", known)  # rare words are not a subject
     assert not leans_back("and what does FlashAttention do?", known)
     assert not leans_back("reloading giant models between jobs", known)  # no continuation: rare words stand alone
+
+
+def test_a_capitalised_word_that_opens_a_later_sentence_is_not_a_name(seed_assistant: Assistant) -> None:
+    """ "Does" after "what's the catch?" is grammar: the follow-up still leans back."""
+    question = "Sounds useful, but what's the catch? Does the rewrite always pay for itself?"
+    assert seed_assistant.retriever.names_known(question) != "name"
+    assert refers_back(question, HISTORY_GPU, seed_assistant.retriever.names_known)
 
 
 def test_discussed_is_what_the_last_answer_cited() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported, pattern_kind
+from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported, names_in, pattern_kind
 from assistant.types import Entry
 
 
@@ -147,3 +147,15 @@ def test_unknown_words_refuse_only_when_retrieval_is_weak_too() -> None:
     slang = Evidence(confidence=0.35, unknown_share=0.4)  # "junk creeps in and muddies the data"
     assert decide(off_topic, thresholds, model_judges=False).refuse
     assert not decide(slang, thresholds, model_judges=False).refuse
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("What does the H100 cost? Nvidia says so.", ["H100", "Nvidia"]),  # a proper noun opening a sentence
+        ("that sounds good. Does it run on Gaudi 3?", ["Gaudi"]),  # "Does" opens a sentence: grammar
+        ("Which one? How fast is the MI300X?", ["MI300X"]),
+    ],
+)
+def test_names_are_not_the_capitals_grammar_puts_on_a_sentence(question: str, names: list[str]) -> None:
+    assert names_in(question) == names
