@@ -204,8 +204,7 @@ def names_in(question: str) -> list[str]:
         token = match.group()
         if APPROXIMATE.search(token) or NUMBER_WITH_UNIT.match(token):
             continue
-        before = question[: match.start()].rstrip(" \t\n\"'([“‘")
-        grammar = position == 0 or (before[-1:] in (".", "!", "?") and token.lower() in STOPWORDS)
+        grammar = position == 0 or (token.lower() in STOPWORDS and opens_a_sentence(question, match.start()))
         has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
         capitalised = token[0].isupper() and not grammar and not token.isupper()
         camel = any(ch.isupper() for ch in token[1:]) and any(ch.islower() for ch in token)
@@ -213,6 +212,12 @@ def names_in(question: str) -> list[str]:
         if has_digit or capitalised or camel or acronym:
             out.append(token)
     return out
+
+
+def opens_a_sentence(text: str, start: int) -> bool:
+    """Does the word at `start` follow a sentence's end (quotes and brackets between them allowed)?"""
+    before = text[max(0, start - 8) : start].rstrip(" \t\n\"'([“‘")
+    return before[-1:] in (".", "!", "?")
 
 
 def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
