@@ -20,7 +20,8 @@ ASKS_FOR_A_NAME = re.compile(
     r"(?:that|this)\s*\??\s*$"
     # the name asked for without "called": "..., name?", "what is that second one named?", "the name escapes me"
     r"|(?:^|[,;:]\s*)name\s*\??\s*$|\bnamed\s*\??\s*$|\bname escapes\b"
-    r"|\bthere(?:'s| is) a (?:name|term|word) for\b"
+    r"|\bthere(?:'s| is) a (?:name|term|word) for\b|\bhas an? (?:\w+ )?(?:name|term)\b"
+    r"|\bwhat do (?:[\w-]+ ){1,3}(?:call|say for)\b"
     r"|\b(?:two|different|standard|generic|technical) (?:names|terms)\b"
     r"|\b(?:a|the) (?:generic|standard) (?:name|term)\b"
 )
@@ -39,6 +40,7 @@ DESCRIBES_A_THING = re.compile(
     r"(?:[\w-]+ ){1,2}?(?:where|that|which|whose)\s+\w"
     # "which <thing> <does>s ...": a singular noun ("process", not "frameworks") and a verb with words after it
     rf"|^\W*(?:[^?]{{0,60}}[,:]\s+)?which (?!(?:{ASKS_FOR_A_PAPER_OR_A_VALUE})s?\b)(?:[\w-]+ )?[\w-]+(?<![^s]s) "
+    r"(?:(?:in|of|inside|within) (?:an? |the )?(?:[\w-]+ ){1,2})?"  # "which unit in a recurrent net decides ..."
     r"(?!(?:paper|system|tool|framework|librarie|model|project)s\b)[a-z]{3,}(?<![^s]s)s\b"
     # "which env vars do I set?": a plural noun taken for the verb is followed by an auxiliary or a pronoun
     r"(?! (?:is|are|was|were|do|does|did|can|could|should|would|will|must|it|they|them|this|that|i|we|you)\b)"

@@ -120,6 +120,9 @@ def test_every_composed_sentence_verifies() -> None:
         ("there's a term for a model that only memorised its training set. what is it?", "name"),
         ("what's the sampling trick where you keep only the most likely tokens up to a mass p?", "name"),
         ("in a transformer, which block mixes information across positions before the feed-forward part?", "name"),
+        ("which gate in an LSTM cell decides what to drop from its memory?", "name"),
+        ("the score a model must beat to count as a positive has a name. what is it?", "name"),
+        ("what do statisticians call a sample that is far from all the others?", "name"),
         # a comparison that asks for a figure wants the figure
         ("liquid-cooled vs air-cooled racks, how many watts apart?", "number"),
     ],
