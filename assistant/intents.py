@@ -21,7 +21,9 @@ ASKS_FOR_A_NAME = re.compile(
     # the name asked for without "called": "..., name?", "what is that second one named?", "the name escapes me"
     r"|(?:^|[,;:]\s*)name\s*\??\s*$|\bnamed\s*\??\s*$|\bname escapes\b"
     r"|\bthere(?:'s| is) a (?:name|term|word) for\b|\bhas an? (?:\w+ )?(?:name|term)\b"
-    r"|\bwhat do (?:[\w-]+ ){1,3}(?:call|say for)\b"
+    r"|\bwhat do (?:[\w-]+ ){1,3}(?:call|say for)\b|\bhow do (?:you|people|we|they) call\b"
+    r"|\bwhat [^?]{0,40}\bis called\b|\b(?:known|referred to) as\s*\??\s*$|\bname,? please\b"
+    r"|\blooking for the (?:term|name|word)\b|\bwhat(?:'s| is) the (?:\w+ )?name (?:of|for)\b"
     r"|\b(?:two|different|standard|generic|technical) (?:names|terms)\b"
     r"|\b(?:a|the) (?:generic|standard) (?:name|term)\b"
 )
@@ -36,7 +38,7 @@ ASKS_FOR_A_PAPER_OR_A_VALUE = (
 # weaker: a thing described by what it does, its name wanted ("what's the regularizer where each step switches
 # off neurons?", "which component plays the judge?"); read only when no other intent's cue is there
 DESCRIBES_A_THING = re.compile(
-    rf"\bwhat(?:'s| is| was) the (?!(?:{NOT_A_NAMED_THING}|paper|system|tool|model|way)\b)"
+    rf"\bwhat(?:'s| is| was) (?:the|that) (?!(?:{NOT_A_NAMED_THING}|paper|system|tool|model|way)\b)"
     r"(?:[\w-]+ ){1,2}?(?:where|that|which|whose)\s+\w"
     # "which <thing> <does>s ...": a singular noun ("process", not "frameworks") and a verb with words after it
     rf"|^\W*(?:[^?]{{0,60}}[,:]\s+)?which (?!(?:{ASKS_FOR_A_PAPER_OR_A_VALUE})s?\b)(?:[\w-]+ )?[\w-]+(?<![^s]s) "

@@ -123,6 +123,9 @@ def test_every_composed_sentence_verifies() -> None:
         ("which gate in an LSTM cell decides what to drop from its memory?", "name"),
         ("the score a model must beat to count as a positive has a name. what is it?", "name"),
         ("what do statisticians call a sample that is far from all the others?", "name"),
+        ("how do you call the part of a GAN that scores samples?", "name"),
+        ("the phenomenon where gradients shrink layer after layer, what is it known as?", "name"),
+        ("looking for the term: holding out each fold in turn", "name"),
         # a comparison that asks for a figure wants the figure
         ("liquid-cooled vs air-cooled racks, how many watts apart?", "number"),
     ],
