@@ -379,6 +379,17 @@ def test_a_problem_is_answered_with_what_the_best_paper_does() -> None:
     assert first_line(text).startswith("In this paper, we propose PageKV")
 
 
+def test_a_problem_answered_by_a_concept_page_names_the_concept() -> None:
+    """A glossary definition rarely says its own name ("A way of scaling training by replicating ..."),
+    so an answer that quotes it says first what it is quoting; a sentence that names it stays as it is."""
+    text = answer("how do I scale training by replicating the model on several devices?", [DATA_PAR, TENSOR_PAR])
+    assert first_line(text).startswith("data parallelism: A way of scaling training by replicating")
+    verified = verify(text, {e.id: e for e in (DATA_PAR, TENSOR_PAR)})
+    assert verified.citations and all(c.supported for c in verified.citations), text
+    named = answer("each step the algorithm multiplies something by the gradient, which knob helps?", [LR])
+    assert "learning rate: " not in named and "learning rate" in named
+
+
 def test_shop_talk_finds_the_sentence_that_says_it_in_the_literatures_words() -> None:
     """No word of the question is in the entry; "prompt processing", "token generation" and "cards"
     are what it calls prefill, decode and GPUs."""

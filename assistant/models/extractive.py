@@ -371,7 +371,7 @@ def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str
     method = [c for c in top.sentences if c is not lead and MECHANISM.search(c.text) and not FIGURE.search(c.text)]
     method.sort(key=lambda c: (-score.get(id(c), 0.0), c.position))
     chosen = [lead, *sorted(method[:2], key=lambda c: c.position)]
-    return [cite(c.text, c.entry_id) for c in chosen] + close_alternative(views, score)
+    return [cite(titled(top, c) if c is lead else c.text, c.entry_id) for c in chosen] + close_alternative(views, score)
 
 
 def best_for(text: str, views: list[EntryView]) -> EntryView | None:
@@ -472,11 +472,20 @@ def problem_answer(question: str, views: list[EntryView], score: Scores) -> list
     lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None)
     if lead is None:
         return [load_prompt("refusal")]
-    lines = [cite(lead.text, top.entry_id)]
+    lines = [cite(titled(top, lead), top.entry_id)]
     support = best_sentence(top, score)
     if support is not None and support is not lead:
         lines.append(cite(support.text, top.entry_id))
     return lines + close_alternative(views, score)
+
+
+def titled(view: EntryView, sentence: Candidate) -> str:
+    """A concept page's sentence with the concept's name before it, unless it says the name itself:
+    "A form of regularization useful in training neural networks" does not say it is dropout."""
+    name = normalise_name(re.sub(r"\([^)]*\)", "", view.title)).replace(" ", "")  # "L1 regularization" is "L 1 ..."
+    if view.kind != "concept" or name in normalise_name(sentence.text).replace(" ", ""):
+        return sentence.text
+    return f"{view.title}: {sentence.text}"
 
 
 def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
