@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 
+# what papers describe, not a concept's name ("which paper is that?" asks for a paper)
+SYSTEMS = r"paper|system|tool|framework|librar(?:y|ie)|model|project"
 ASKS_FOR_A_NAME = re.compile(
     r"\bcalled\s*\??\s*$|\bwhat(?:'s|s| is| are)\b[^?]{0,40}\bcalled\b|\bwhat do (?:you|people|we|they) call\b"
     r"|\b(?:term|name|word) (?:for|is)\b|\bis there a (?:name|term|word)\b|\bwhat(?:'s| is) (?:the|its|that) name\b"
     r"|\b(?:does|do|did) (?:that|this|it|they|those|these)\b[^?]{0,30}\bhave an? (?:\w+ )?(?:name|term)\b"
     r"|\b(?:another|other|different|its own|a second) (?:name|term|word)s?\b|\balso (?:called|known as)\b"
     # "which fairness criterion is that?", not "which paper is that?"
-    r"|\b(?:which|what) (?!(?:paper|system|tool|framework|library|model|project)s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "
+    rf"|\b(?:which|what) (?!(?:{SYSTEMS})s?\b)[\w-]+(?: [\w-]+)? (?:is|was) "
     r"(?:that|this)\s*\??\s*$"
     # the name asked for without "called": "..., name?", "what is that second one named?", "the name escapes me"
     r"|(?:^|[,;:]\s*)name\s*\??\s*$|\bnamed\s*\??\s*$|\bname escapes\b"
@@ -32,7 +34,7 @@ NOT_A_NAMED_THING = (
     r"speedup|throughput|latency|cost|gain|win|difference|catch|downside|point|reason|problem|issue|price|number"
 )
 ASKS_FOR_A_PAPER_OR_A_VALUE = (
-    r"paper|system|tool|framework|library|model|project|one|way|option|compan(?:y|ies)|vendor|firm|maker"
+    rf"{SYSTEMS}|one|way|option|compan(?:y|ies)|vendor|firm|maker"
     r"|manufacturer|foundry|supplier|provider|startup|person|team|lab|university|country|year|version|release"
 )
 # weaker: a thing described by what it does, its name wanted ("what's the regularizer where each step switches
@@ -43,7 +45,7 @@ DESCRIBES_A_THING = re.compile(
     # "which <thing> <does>s ...": a singular noun ("process", not "frameworks") and a verb with words after it
     rf"|^\W*(?:[^?]{{0,60}}[,:]\s+)?which (?!(?:{ASKS_FOR_A_PAPER_OR_A_VALUE})s?\b)(?:[\w-]+ )?[\w-]+(?<![^s]s) "
     r"(?:(?:in|of|inside|within) (?:an? |the )?(?:[\w-]+ ){1,2})?"  # "which unit in a recurrent net decides ..."
-    r"(?!(?:paper|system|tool|framework|librarie|model|project)s\b)[a-z]{3,}(?<![^s]s)s\b"
+    rf"(?!(?:{SYSTEMS})s\b)[a-z]{{3,}}(?<![^s]s)s\b"
     # "which env vars do I set?": a plural noun taken for the verb is followed by an auxiliary or a pronoun
     r"(?! (?:is|are|was|were|do|does|did|can|could|should|would|will|must|it|they|them|this|that|i|we|you)\b)"
     r"(?: [\w'-]+){2}"
