@@ -64,6 +64,11 @@ COMPARE = re.compile(
     r"\b(?:difference|differences|differ|distinguish|compare|comparison|contrast|versus|vs\.?)\b"
     r"|\bhow is\b[^?]{1,60}\bdifferent from\b"
 )
+# a choice between two approaches the question has described: "what's the trade-off?", "which wins when?"
+WEIGHS_TWO = re.compile(
+    r"\btrade-?offs?\b|\bwhich (?:one )?(?:is|would be) (?:the )?(?:better|nicer|cheaper|faster|safer)\b"
+    r"|\bwhich (?:wins|makes more sense|is the better bet|to pick|should i pick)\b"
+)
 PAPERS = re.compile(
     r"\b(?:which|what|any|are there|is there|has anyone|anyone)\b[^?]{0,40}"
     r"\b(?:papers?|research|work|studies|study|approaches|systems|projects|literature)\b"
@@ -95,6 +100,31 @@ SIDES = (
     re.compile(r"(?P<a>[\w .\-/]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-/]+)"),
     re.compile(r"\bcompare (?P<a>.+?) (?:and|with|to) (?P<b>.+?)(?:[?.]|$)"),
     re.compile(r"\bhow is (?P<a>.+?) different from (?P<b>.+?)(?:[?.]|$)"),
+)
+# two approaches described rather than named, each side's words as the asker wrote them
+DESCRIBED_SIDES = (
+    # "Option A: chop ... Option B: put ...", "(a) adaptively chunk ..., (b) one big schedule ..."
+    re.compile(
+        r"(?:^|[\s(])(?:option |approach |design )?\(?a[):]\s+(?P<a>.+?)[.;,]?\s+"
+        r"(?:option |approach |design )?\(?b[):]\s+(?P<b>.+?)(?:[.?]\s|\??$)"
+    ),
+    re.compile(
+        r"\bin the first(?: one| approach| idea)?,?\s+(?P<a>.+?)[.;]\s+"
+        r"in the second(?: one| approach| idea)?,?\s+(?P<b>.+?)(?:[.?]\s|\??$)"
+    ),
+    # "one camp keeps only the low-frequency part ..., another drops small values ..."
+    re.compile(
+        r"\bone(?: (?:approach|camp|proposal|idea|design|system|paper|way|option|method))?\b(?P<a>.+?)[,;.]\s+"
+        r"(?:and |while |whereas )?(?:another|the other)(?: (?:one|approach|camp|proposal|idea|design|system|paper|way"
+        r"|option|method))?\b(?P<b>.+?)(?:[.?]\s|\??$)"
+    ),
+    # "two ways to shrink gradient-sync traffic: let subgroups train locally ..., or keep syncing but ..."
+    re.compile(
+        r"\btwo (?:ways|ideas|options|approaches|designs|camps)\b[^:]*:\s+(?P<a>.+?),?\s+(?:or|versus|vs\.?)\s+"
+        r"(?P<b>.+?)(?:[.?]\s|\??$)"
+    ),
+    re.compile(r"(?:^|[:.?]\s+|\bbetween\s+)(?P<a>[^:.?]+?),?\s+(?:vs\.?|versus)\s+(?P<b>.+?)(?:[.?]\s|\??$)"),
+    re.compile(r"\bbetween\s+(?P<a>.+?),?\s+and\s+(?P<b>.+?)(?:[.?]\s|\??$)"),
 )
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
 
@@ -129,6 +159,8 @@ def intent_of(question: str) -> str:
         return "name"
     if COMPARE.search(q) and compare_sides(q) and not NUMBER.search(q):  # "A vs B: how many watts apart?": a figure
         return "compare"
+    if (COMPARE.search(q) or WEIGHS_TWO.search(q)) and not NUMBER.search(q) and described_sides(question):
+        return "compare"  # two approaches described, not named: "how do these differ?", "what's the trade-off?"
     if PAPERS.search(q):
         return "papers"
     if CAVEAT.search(q):
@@ -146,6 +178,9 @@ def intent_of(question: str) -> str:
     return "problem"
 
 
+POINTS_BACK = re.compile(r"(?:these|those|the two|both|them|they|it|is|are|what|how)\b")  # not a thing named
+
+
 def compare_sides(question: str) -> tuple[str, str] | None:
     """The two things a comparison is about ("data and tensor parallelism" -> both, the noun shared)."""
     q = question.lower().strip().rstrip("?. ")
@@ -153,11 +188,35 @@ def compare_sides(question: str) -> tuple[str, str] | None:
         match = pattern.search(q)
         if match:
             a, b = clean_side(match["a"]), clean_side(match["b"])
-            if a and b and a != b and len(a.split()) <= 4 and len(b.split()) <= 4:  # two named things
+            named = a and b and not POINTS_BACK.match(a) and not POINTS_BACK.match(b)
+            if named and a != b and len(a.split()) <= 4 and len(b.split()) <= 4:  # two named things
                 # "data and tensor parallelism": the shared head noun belongs to both sides
                 if len(a.split()) == 1 and len(b.split()) > 1:
                     a = f"{a} {b.split()[-1]}"
                 return a, b
+    return None
+
+
+# a side that is itself the request ("how much faster vs one of them?") describes no approach
+ASKS = re.compile(r"(?:what|how|which|why|could|can|would|is|are|does|do|did|give|show|any)\b")
+
+
+def described_sides(question: str) -> tuple[str, str] | None:
+    """The two approaches a comparison describes ("Option A: ... Option B: ...", "one camp ..., another
+    ...", "X vs Y", "between fixing X and fixing Y"), each at least two words, lower-cased."""
+    q = " ".join(question.lower().split())
+    for pattern in DESCRIBED_SIDES:
+        match = pattern.search(q)
+        if not match:
+            continue
+        a, b = match["a"], match["b"]
+        if pattern is DESCRIBED_SIDES[-1]:  # "between fixing X and fixing Y": the second side starts as the first
+            parts = re.split(rf",?\s+and\s+(?={re.escape(a.split()[0])}\b)", f"{a} and {b}", maxsplit=1)
+            a, b = parts if len(parts) == 2 else (a, b)
+        a = re.sub(r"^.*\bbetween\s+", "", a).strip(" ,;:'\"")  # "what's the trade-off between X vs Y"
+        b = b.strip(" ,;:'\"")
+        if len(a.split()) >= 2 and len(b.split()) >= 2 and not ASKS.match(a) and not ASKS.match(b):
+            return a, b
     return None
 
 

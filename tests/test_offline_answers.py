@@ -11,7 +11,7 @@ import pytest
 from assistant import Assistant
 from assistant.citations import verify
 from assistant.context import render_block
-from assistant.intents import compare_sides, intent_of, subject_of
+from assistant.intents import compare_sides, described_sides, intent_of, subject_of
 from assistant.models.extractive import extract_answer
 from assistant.types import Entry
 
@@ -315,6 +315,80 @@ def test_compare_without_concept_pages_says_so_and_quotes_what_speaks_of_each_si
     assert lines[2].startswith("Communication in Distributed Inference: Tensor parallelism splits each layer")
     entries = {e.id: e for e in (survey, comms, KV_PAPER)}
     assert all(c.supported for c in verify(said, entries).citations)
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        (
+            "Option A: page the cache in fixed blocks. Option B: quantize keys and values to four bits. "
+            "What's the trade-off?",
+            ("page the cache in fixed blocks", "quantize keys and values to four bits"),
+        ),
+        (
+            "one camp pages the cache in fixed blocks, another quantizes it to four bits. how do they differ?",
+            ("pages the cache in fixed blocks", "quantizes it to four bits"),
+        ),
+        (
+            "what's the difference between fixing idle time caused by slow links and fixing idle time caused "
+            "by uneven layers?",
+            ("fixing idle time caused by slow links", "fixing idle time caused by uneven layers"),
+        ),
+        (
+            "two ways to fit long prompts: page the cache on demand, or squeeze every value into four bits. "
+            "which wins when?",
+            ("page the cache on demand", "squeeze every value into four bits"),
+        ),
+        (
+            "serving long chats: paging the cache through a block table vs quantizing keys and values. "
+            "how do these differ in practice?",
+            ("paging the cache through a block table", "quantizing keys and values"),
+        ),
+    ],
+)
+def test_a_comparison_of_two_described_approaches_is_read_with_its_sides(question: str, sides: tuple) -> None:
+    assert intent_of(question) == "compare"
+    assert described_sides(question) == sides
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "on-phone chatbot that drives the gpu and npu at once — how much faster vs sticking to one of them?",
+        "could you give me an example of a heuristic vs a learned model for autoscaling?",
+        "what's the trade-off of paging the KV cache?",  # one approach: a caveat
+        "What's the trade-off between these two, and is there literature on each?",  # points back, names nothing
+    ],
+)
+def test_a_figure_an_example_or_one_approach_is_not_a_described_comparison(question: str) -> None:
+    assert intent_of(question) != "compare"
+
+
+def test_a_comparison_of_described_approaches_cites_an_entry_for_each_side() -> None:
+    """The whole question's search finds one side first; the other side's entry comes from further down,
+    though an entry about neither sits between them."""
+    question = (
+        "Two ways to fit 128k-token prompts: quantize the cached keys and values to four bits, or store the "
+        "cache in pages allocated on demand through a block table. How do they differ?"
+    )
+    said = answer(question, [KV_PAPER_2, LR, KV_PAPER])
+    lines = said.splitlines()
+    assert lines[0] == (
+        "QuantKV: Four-bit Keys and Values: We present QuantKV, which quantizes the KV cache to four bits per "
+        "value to fit longer contexts [arxiv:2501.00002]."
+    )
+    assert lines[1].startswith("PageKV: Paged Memory for the KV Cache: In this paper, we propose PageKV")
+    assert lines[1].endswith("[arxiv:2501.00001].")
+    entries = {e.id: e for e in (KV_PAPER_2, LR, KV_PAPER)}
+    assert all(c.supported for c in verify(said, entries).citations)
+    # the search's first entry answers the side it fits, whichever the question names first
+    swapped = question.replace(
+        "quantize the cached keys and values to four bits, or store the cache in pages allocated on demand "
+        "through a block table",
+        "store the cache in pages allocated on demand through a block table, or quantize the cached keys and "
+        "values to four bits",
+    )
+    assert [line[:6] for line in answer(swapped, [KV_PAPER_2, LR, KV_PAPER]).splitlines()] == ["PageKV", "QuantK"]
 
 
 def test_a_comparison_searches_each_side(seed_assistant: Assistant) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage
 
 from assistant.context import own_words, parse_blocks, split_prompt
-from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, intent_of, subject_of
+from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
 from assistant.text import content_words, rarity, split_sentences
@@ -128,6 +128,7 @@ FIGURE = re.compile(
 )
 Scores = dict[int, float]  # id(candidate) -> how well it fits the question
 CLOSE = 0.5  # of the first entry's word score: a later entry fits the question about as well
+DESCRIBED_DEPTH = 5  # entries a described side of a comparison may be matched to
 
 
 @dataclass
@@ -396,7 +397,8 @@ def compare_answer(question: str, views: list[EntryView], score: Scores) -> list
     """
     sides = compare_sides(question)
     if not sides:
-        return []
+        described = described_sides(question)
+        return one_entry_per_side(described, views) if described else []
     lines: list[str] = []
     unnamed: list[str] = []
     used: set[str] = set()
@@ -422,6 +424,40 @@ def compare_answer(question: str, views: list[EntryView], score: Scores) -> list
     if unnamed:
         missing = " or ".join(f"“{side}”" for side in unnamed)
         lines.insert(0, f"The knowledge has no concept page for {missing}; these papers speak of them:")
+    return lines
+
+
+def one_entry_per_side(sides: tuple[str, str], views: list[EntryView]) -> list[str]:
+    """Two approaches the asker described ("Option A: shard over CPU boxes ... Option B: a graph on GPU
+    servers ..."): the search's first entry answers the side it fits better, and the entry among the
+    next ones (to `DESCRIBED_DEPTH`) that fits the other side best answers that one; each with its
+    contribution and the sentence that fits its side best, in the order the question gave the sides.
+    The whole question's search mixes both descriptions, so its first entry is about one side only."""
+    shown = views[:DESCRIBED_DEPTH]
+    if not shown:
+        return []
+    candidates = [c for v in shown for c in v.sentences]
+    fits = [{id(c): s for s, c in score_candidates(side, candidates)} for side in sides]
+    first = shown[0]
+    lead_side = 0 if entry_score(first, fits[0]) >= entry_score(first, fits[1]) else 1
+    other_side = 1 - lead_side
+    others = scored(shown[1:], fits[other_side])
+    if not others:
+        return []
+    second = max(others, key=lambda v: (entry_score(v, fits[other_side]), -v.rank))
+    chosen = {lead_side: first, other_side: second}
+    lines = []
+    for side in (0, 1):
+        view = chosen[side]
+        sentence = best_sentence(view, fits[side], CONTRIBUTION if view.kind == "abstract" else None)
+        if sentence is None:  # the search's first entry may share no word with its side: its contribution
+            sentence = next((c for c in view.sentences if CONTRIBUTION.search(c.text)), view.definition)
+        if sentence is None:
+            return []
+        lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+        support = best_sentence(view, fits[side])  # what the side described, in the entry's words
+        if support is not None and support is not sentence:
+            lines.append(cite(support.text, view.entry_id))
     return lines
 
 
