@@ -23,6 +23,11 @@ from assistant.user_terms import USER_TERMS, literature_terms, with_literature_t
         ("a 2M-token prompt over 32 GPUs", {"long", "context"}),
         ("a tool that mimics the whole fleet in software", {"simulator", "cluster"}),
         ("a classifier that learns from one labeled photo", {"one-shot"}),
+        # chat shorthand, written out as abstracts write it
+        ("fn that turns raw scores into per-class probs", {"function", "probabilities"}),
+        ("one schedule for attn/gate/experts/comm so grad sync hides", {"attention", "communication", "gradient"}),
+        ("our python svc shares a proc with libtorch and perf tanks", {"service", "process", "performance"}),
+        ("squeeze more tok/s out of offline jobs", {"throughput", "tokens"}),
     ],
 )
 def test_shop_talk_implies_the_literature_terms(question: str, expected: set[str]) -> None:
@@ -40,6 +45,13 @@ def test_shop_talk_implies_the_literature_terms(question: str, expected: set[str
 )
 def test_words_with_another_everyday_sense_imply_nothing_there(question: str) -> None:
     assert not {"bursty", "dvfs", "ssd"} & set(literature_terms(question))
+
+
+def test_shorthand_is_matched_as_a_whole_word_only() -> None:
+    assert not {"memory", "operators", "process", "library"} & set(
+        literature_terms("keep a memo of the shops, the procedure and a liberal format")
+    )
+    assert "memory" in literature_terms("the KV mem blows up")
 
 
 def test_terms_the_question_already_uses_are_not_repeated_and_plain_questions_are_unchanged() -> None:
