@@ -738,6 +738,16 @@ class Index:
         )
         return [(self._rows[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
 
+    def lexical_frequencies(self, tokens: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """The chunk count and, per lexical token (a stem), how many chunks hold it (0 when none):
+        read off the BM25 index's columns, so nothing is counted at query time."""
+        retriever = self._lexical_index()
+        if retriever is None:
+            return 0, {}
+        vocab, starts = retriever.vocab_dict, retriever.scores["indptr"]
+        found = {t: int(starts[vocab[t] + 1] - starts[vocab[t]]) if t in vocab else 0 for t in tokens}
+        return int(retriever.scores["num_docs"]), found
+
     def _lexical_index(self) -> Any:
         with self._lock:
             if self._lexical is None and self._rows:

@@ -5,7 +5,8 @@ title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (de
 bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
 re-orders (`rerank.py`), weighed with the fusion's own evidence by a learned linear model
 (`ranker.py`). The lexical leg also searches the words papers use for the question's
-shop talk ("cards" -> GPU, `user_terms.py`). The best dense cosine similarity is kept as
+shop talk ("cards" -> GPU, `user_terms.py`), and a third leg searches it again with the rare words
+of the dense leg's best chunks (`feedback.py`). The best dense cosine similarity is kept as
 the confidence the refusal threshold is compared against, because fused scores are ranks,
 not evidence.
 """
@@ -21,11 +22,12 @@ from functools import cached_property
 from itertools import chain
 
 from assistant.citations import canonical
+from assistant.feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.index import Index
 from assistant.ranker import Candidate, learned_order
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
-from assistant.text import content_words, rarity, words
+from assistant.text import content_words, lexical_tokens, rarity, words
 from assistant.types import Chunk, Source
 from assistant.user_terms import with_literature_terms
 
@@ -34,6 +36,7 @@ RRF_K = 60
 CANDIDATES = 40
 DENSE_WEIGHT = 1.5  # paraphrased questions: +0.066 recall@5 on the realistic calibration half, mlsys set unchanged
 LEXICAL_WEIGHT = 1.0
+FEEDBACK_WEIGHT = 0.5  # widens the pool the learned order sees; its rank is a feature of that order
 COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
 CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
 PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
@@ -183,18 +186,27 @@ class Retriever:
         lexical: list[tuple[Chunk, float]] = []
         if self.mode in ("hybrid", "dense"):
             dense = best_per_entry(self.index.dense(query, CANDIDATES, kind))
+        searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
-            searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
+        feedback = self.feedback(searched, dense, kind) if self.mode == "hybrid" else []
         named = [e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
-        legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}}  # entry -> rank, score
-        for name, ranking, weight in (("dense", dense, DENSE_WEIGHT), ("lexical", lexical, LEXICAL_WEIGHT)):
+        legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}, "feedback": {}}  # rank, score
+        widened: dict[str, float] = {}  # what the feedback leg added to each entry's fused score
+        weighed = (
+            ("dense", dense, DENSE_WEIGHT),
+            ("lexical", lexical, LEXICAL_WEIGHT),
+            ("feedback", feedback, FEEDBACK_WEIGHT),
+        )
+        for name, ranking, weight in weighed:
             for rank, (chunk, score) in enumerate(ranking, start=1):
                 fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (RRF_K + rank)
                 chunks.setdefault(chunk.entry_id, chunk)
                 legs[name][chunk.entry_id] = (rank, score)
+                if name == "feedback":
+                    widened[chunk.entry_id] = weight / (RRF_K + rank)
         unit = 1.0 / (RRF_K + 1)  # what a first place in one ranking is worth
         covered = self.coverage(query, list(fused))
         if self.mode == "hybrid":
@@ -219,7 +231,7 @@ class Retriever:
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         if self.reranker is not None:
             kept = {*named, *lifted}
-            fusion = Fusion(ordered, chunks, best, legs, covered)
+            fusion = Fusion(ordered, chunks, best, legs, covered, widened)
             ordered = self.reranked(query, fusion, kept)
         ordered = ordered[:k]
         sources = [
@@ -230,6 +242,20 @@ class Retriever:
         similarity = dense[0][1] if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
+
+    def feedback(self, searched: str, dense: list[tuple[Chunk, float]], kind: str | None) -> list[tuple[Chunk, float]]:
+        """The lexical search of the question with the rare words of the dense leg's best chunks added
+        (`feedback.py`), one hit per entry; empty when the dense leg found nothing.
+
+        Not for a search of concept pages alone ("what is it called?"): the rare words of the glossary
+        definitions it finds are their neighbours' names, the very confusion such a question risks
+        (name in answer fell on all three realistic-dev sets with it, by 1-3 questions each)."""
+        texts = [chunk.text for chunk, _ in dense[:FEEDBACK_CHUNKS]]
+        if not texts or kind == "concept":
+            return []
+        total, frequency = self.index.lexical_frequencies(set(lexical_tokens(" ".join(texts))))
+        added = feedback_terms(lexical_tokens(searched), texts, frequency, total)
+        return best_per_entry(self.index.lexical(f"{searched} {' '.join(added)}", CANDIDATES, kind)) if added else []
 
     def reranked(self, query: str, fusion: Fusion, kept: set[str]) -> list[tuple[str, float]]:
         """The top `DEPTH` of the fusion re-ordered, by the learned model (`ranker.py`) or by MaxSim alone
@@ -261,13 +287,19 @@ class Retriever:
         return [*first, *rest, *tail]
 
     def candidates(self, fusion: Fusion, maxsim: dict[str, list[float]], kept: set[str]) -> list[Candidate]:
-        """What the learned order weighs for each of the top `DEPTH` fused entries not in `kept`."""
+        """What the learned order weighs for each of the top `DEPTH` fused entries not in `kept`.
+
+        The fused score and rank are those without the feedback leg, which has its own feature: the
+        feedback leg decides which entries are candidates, the order how much its rank is worth."""
         found = []
-        for rank, (entry_id, score) in enumerate(fusion.ordered[:DEPTH], start=1):
+        own = [(entry_id, score - fusion.widened.get(entry_id, 0.0)) for entry_id, score in fusion.ordered[:DEPTH]]
+        own.sort(key=lambda item: (-item[1], item[0]))
+        for rank, (entry_id, score) in enumerate(own, start=1):
             if entry_id in kept:
                 continue
             dense = fusion.legs["dense"].get(entry_id)
             lexical = fusion.legs["lexical"].get(entry_id)
+            feedback = fusion.legs["feedback"].get(entry_id)
             found.append(
                 Candidate(
                     entry_id=entry_id,
@@ -281,6 +313,7 @@ class Retriever:
                     lexical_score=lexical[1] if lexical else None,
                     coverage=fusion.coverage.get(entry_id, 0.0),
                     chunks=len(self.index.chunks_of(entry_id)),
+                    feedback_rank=feedback[0] if feedback else None,
                 )
             )
         return found
@@ -293,8 +326,9 @@ class Fusion:
     ordered: list[tuple[str, float]]  # entry id, fused score; best first
     chunks: dict[str, Chunk]  # the chunk each entry matched by
     best: float  # the fused score of a first place in every leg
-    legs: dict[str, dict[str, tuple[int, float]]]  # "dense" / "lexical" -> entry id -> (rank, score)
+    legs: dict[str, dict[str, tuple[int, float]]]  # "dense" / "lexical" / "feedback" -> entry id -> (rank, score)
     coverage: dict[str, float]
+    widened: dict[str, float]  # the feedback leg's share of each entry's fused score
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:
