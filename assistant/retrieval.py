@@ -249,7 +249,7 @@ class Retriever:
 
         Not for a search of concept pages alone ("what is it called?"): the rare words of the glossary
         definitions it finds are their neighbours' names, the very confusion such a question risks
-        (name in answer fell on all three realistic-dev sets with it, by 1-3 questions each)."""
+        (with the leg on those searches too, answered with gold fell on three calibration sets)."""
         texts = [chunk.text for chunk, _ in dense[:FEEDBACK_CHUNKS]]
         if not texts or kind == "concept":
             return []
