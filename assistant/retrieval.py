@@ -194,7 +194,6 @@ class Retriever:
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
         legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}, "feedback": {}}  # rank, score
-        widened: dict[str, float] = {}  # what the feedback leg added to each entry's fused score
         weighed = (
             ("dense", dense, DENSE_WEIGHT),
             ("lexical", lexical, LEXICAL_WEIGHT),
@@ -205,8 +204,6 @@ class Retriever:
                 fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (RRF_K + rank)
                 chunks.setdefault(chunk.entry_id, chunk)
                 legs[name][chunk.entry_id] = (rank, score)
-                if name == "feedback":
-                    widened[chunk.entry_id] = weight / (RRF_K + rank)
         unit = 1.0 / (RRF_K + 1)  # what a first place in one ranking is worth
         covered = self.coverage(query, list(fused))
         if self.mode == "hybrid":
@@ -231,7 +228,7 @@ class Retriever:
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         if self.reranker is not None:
             kept = {*named, *lifted}
-            fusion = Fusion(ordered, chunks, best, legs, covered, widened)
+            fusion = Fusion(ordered, chunks, best, legs, covered)
             ordered = self.reranked(query, fusion, kept)
         ordered = ordered[:k]
         sources = [
@@ -250,8 +247,10 @@ class Retriever:
         Not for a search of concept pages alone ("what is it called?"): the rare words of the glossary
         definitions it finds are their neighbours' names, the very confusion such a question risks
         (with the leg on those searches too, answered with gold fell on three calibration sets)."""
+        if kind == "concept":
+            return []
         texts = [chunk.text for chunk, _ in dense[:FEEDBACK_CHUNKS]]
-        if not texts or kind == "concept":
+        if not texts:
             return []
         total, frequency = self.index.lexical_frequencies(set(lexical_tokens(" ".join(texts))))
         added = feedback_terms(lexical_tokens(searched), texts, frequency, total)
@@ -292,7 +291,7 @@ class Retriever:
         The fused score and rank are those without the feedback leg, which has its own feature: the
         feedback leg decides which entries are candidates, the order how much its rank is worth."""
         found = []
-        own = [(entry_id, score - fusion.widened.get(entry_id, 0.0)) for entry_id, score in fusion.ordered[:DEPTH]]
+        own = [(entry_id, score - fusion.feedback_share(entry_id)) for entry_id, score in fusion.ordered[:DEPTH]]
         own.sort(key=lambda item: (-item[1], item[0]))
         for rank, (entry_id, score) in enumerate(own, start=1):
             if entry_id in kept:
@@ -328,7 +327,11 @@ class Fusion:
     best: float  # the fused score of a first place in every leg
     legs: dict[str, dict[str, tuple[int, float]]]  # "dense" / "lexical" / "feedback" -> entry id -> (rank, score)
     coverage: dict[str, float]
-    widened: dict[str, float]  # the feedback leg's share of each entry's fused score
+
+    def feedback_share(self, entry_id: str) -> float:
+        """What the feedback leg added to the entry's fused score (0 when it did not find the entry)."""
+        found = self.legs["feedback"].get(entry_id)
+        return FEEDBACK_WEIGHT / (RRF_K + found[0]) if found else 0.0
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:

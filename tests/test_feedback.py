@@ -56,7 +56,7 @@ def test_hybrid_search_runs_the_feedback_leg_and_the_order_sees_its_rank(seed_as
     assert fusion.legs["feedback"], "the feedback leg found nothing"
     found = own(fusion, {e: [0.5] for e, _ in fusion.ordered}, set())
     assert any(c.feedback_rank for c in found)
-    assert all(fusion.widened.get(c.entry_id, 0.0) > 0 for c in found if c.feedback_rank)
+    assert all(fusion.feedback_share(c.entry_id) > 0 for c in found if c.feedback_rank)
 
 
 def test_a_search_of_concept_pages_alone_has_no_feedback_leg(seed_assistant: Assistant) -> None:
