@@ -117,6 +117,28 @@ def embedder_name(setting: str) -> str:
     return encoder_info(shipped)["name"] if shipped else setting
 
 
+# --- the question side of late interaction --------------------------------------------------
+
+QUESTION_PIECES = "question-pieces"  # its key in encoders.json (`scripts/train_question_pieces.py`)
+
+
+def question_pieces_for(embedder: object) -> Any | None:
+    """MiniLM's question side fitted for late interaction, when the candidates' word pieces come from
+    the shipped MiniLM (its pieces are what it was fitted against); None for any other encoder."""
+    if getattr(embedder, "name", None) != encoder_info("local")["name"]:
+        return None
+    return _question_pieces()
+
+
+@lru_cache(maxsize=1)
+def _question_pieces() -> Any:
+    from assistant.onnx_encoder import OnnxEncoder
+
+    offline_environment()
+    [graph] = encoder_info(QUESTION_PIECES)["files"]
+    return OnnxEncoder(graph=ENCODER_FILES / graph)
+
+
 # --- the MiniLM word-piece limit, for the chunker -------------------------------------------
 
 

@@ -40,7 +40,13 @@ def default_threads() -> int:
 class OnnxEncoder:
     """Thread-safe: one instance serves every session; `embed_documents` fans out over threads."""
 
-    def __init__(self, files: Path = ENCODER_FILES, info: dict[str, Any] | None = None, threads: int = 0) -> None:
+    def __init__(
+        self,
+        files: Path = ENCODER_FILES,
+        info: dict[str, Any] | None = None,
+        threads: int = 0,
+        graph: Path | None = None,
+    ) -> None:
         import numpy as np
         import onnxruntime
         from tokenizers import Tokenizer
@@ -57,7 +63,7 @@ class OnnxEncoder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(
-            str(files / "minilm-int8.onnx"), options, providers=["CPUExecutionProvider"]
+            str(graph or files / "minilm-int8.onnx"), options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.threads = threads or default_threads()

@@ -13,6 +13,11 @@ Measured on the realistic set (`README.md`, Evaluation): search-only recall@1 on
 half 0.564 -> 0.647 and MRR@10 0.731 -> 0.802; on the test half 0.553 -> 0.644 and 0.711 -> 0.782.
 Only the shipped ONNX encoder exposes word-piece vectors; with `static` or `openai:` embeddings,
 or `ASSISTANT_RERANK=off`, the fused order stands.
+
+With the learned order (`ASSISTANT_RERANK=learned`, the default) the question's word pieces are read
+by a copy of MiniLM fitted for this (`scripts/train_question_pieces.py`: the calibration questions'
+MaxSim against their candidates' pieces), while the candidates' pieces stay the shipped MiniLM's:
+the asker's words ("cards", "the prompt phase") land nearer the pieces of the paper that answers.
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ class TokenEncoder(Protocol):
 class LateInteraction:
     """Thread-safe; one per index. `scores` gives each candidate text its MaxSim with the query."""
 
-    def __init__(self, encoder: TokenEncoder) -> None:
-        self.encoder = encoder
+    def __init__(self, encoder: TokenEncoder, question_encoder: TokenEncoder | None = None) -> None:
+        self.encoder = encoder  # the candidates' word pieces
+        self.question_encoder = question_encoder or encoder  # the question's (fitted for it, `embeddings.py`)
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -46,7 +52,7 @@ class LateInteraction:
         """MaxSim of the query with each text: the mean over query pieces of their best cosine in the text."""
         import numpy as np
 
-        question = self.encoder.token_vectors([query])[0]
+        question = self.question_encoder.token_vectors([query])[0]
         matrices = self._matrices(texts)
         return [float((question @ matrix.T.astype(np.float32)).max(axis=1).mean()) for matrix in matrices]
 

@@ -22,6 +22,7 @@ from functools import cached_property
 from itertools import chain
 
 from assistant.citations import canonical
+from assistant.embeddings import question_pieces_for
 from assistant.feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.index import Index
 from assistant.ranker import Candidate, learned_order
@@ -65,7 +66,12 @@ class Retriever:
         """Late interaction for the hybrid mode, when the encoder has word-piece vectors and it is on."""
         embedder = self.index.embedder
         wanted = self.mode == "hybrid" and self.index.settings.rerank in ("learned", "maxsim")
-        return LateInteraction(embedder) if wanted and LateInteraction.supports(embedder) else None  # type: ignore[arg-type]
+        if not (wanted and LateInteraction.supports(embedder)):
+            return None
+        # the learned order reads the question's pieces by MiniLM's question side fitted for it; `maxsim` is
+        # late interaction untrained
+        fitted = question_pieces_for(embedder) if self.index.settings.rerank == "learned" else None
+        return LateInteraction(embedder, fitted)  # type: ignore[arg-type]
 
     @cached_property
     def names(self) -> dict[str, list[str]]:

@@ -10,7 +10,8 @@ pairwise logistic regression (each gold candidate against each other candidate o
 both ways), L2 with C = 1.0, Newton's method from zeros, so the same file gives the same weights.
 `--cross-validate` fits on three sets and measures the fourth, for each (how C was chosen).
 
-    ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys python scripts/fit_ranker.py --collect
+    ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys python scripts/fit_ranker.py --collect \
+        --question-pieces folds/      # one scripts/train_question_pieces.py --hold-out model per set
     python scripts/fit_ranker.py [--cross-validate]
 """
 
@@ -43,11 +44,15 @@ CALIBRATION = [
 C = 1.0  # leave-one-set-out (`--cross-validate`): the best mean held-out recall@1, recall@5 and MRR@10
 
 
-def collect() -> None:
-    """Run every answerable calibration question's search and keep its candidates."""
+def collect(question_pieces: Path | None = None) -> None:
+    """Run every answerable calibration question's search and keep its candidates.
+
+    With `question_pieces` (a folder of `<set>.onnx`, `scripts/train_question_pieces.py --hold-out`),
+    each set's questions are read by the question side fitted without them, as a new question is."""
     offline_environment()
     from assistant import Assistant, Settings
     from assistant.eval.questions import load_questions
+    from assistant.onnx_encoder import OnnxEncoder
 
     bot = Assistant(Settings.from_env())
     chain, retriever = bot.chain, bot.retriever
@@ -70,6 +75,9 @@ def collect() -> None:
     retriever.retrieve, retriever.candidates = retrieve, candidates  # type: ignore[method-assign]
     rows = []
     for name, split in CALIBRATION:
+        if question_pieces is not None:
+            assert retriever.reranker is not None, "the learned order needs the shipped local encoder"
+            retriever.reranker.question_encoder = OnnxEncoder(graph=question_pieces / name.replace(".jsonl", ".onnx"))
         for question in load_questions(QUESTIONS / name, split):
             if question.should_refuse:
                 continue
@@ -174,10 +182,15 @@ def main() -> None:
     parser.add_argument(
         "--collect", action="store_true", help="rerun the calibration searches first (needs the mlsys index)"
     )
+    parser.add_argument(
+        "--question-pieces",
+        type=Path,
+        help="with --collect: a folder of <set>.onnx, each set's question side fitted without it",
+    )
     parser.add_argument("--cross-validate", action="store_true", help="leave-one-set-out figures instead of writing")
     args = parser.parse_args()
     if args.collect:
-        collect()
+        collect(args.question_pieces)
     rows = load()
     if args.cross_validate:
         cross_validate(rows)

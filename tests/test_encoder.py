@@ -19,11 +19,13 @@ import pytest
 from assistant.chunking import Chunker
 from assistant.embeddings import (
     ENCODER_FILES,
+    QUESTION_PIECES,
     TORCH_NAME,
     embedder_name,
     encoder_fits,
     encoder_info,
     make_embedder,
+    question_pieces_for,
 )
 from assistant.errors import IndexMismatchError, SettingsError
 from assistant.index import Index
@@ -177,6 +179,23 @@ def test_shipped_files_are_the_ones_their_names_were_made_from() -> None:
         assert embedder_name(setting) == info["name"] == make_embedder(setting).name
     names = {embedder_name("local"), embedder_name("static"), TORCH_NAME}
     assert len(names) == 3
+
+
+def test_the_question_side_for_late_interaction_is_the_recorded_file_and_only_for_the_shipped_minilm() -> None:
+    import numpy as np
+
+    info = encoder_info(QUESTION_PIECES)
+    [graph] = info["files"]
+    assert hashlib.sha256((ENCODER_FILES / graph).read_bytes()).hexdigest() == info["sha256"]
+    assert info["trained"]["questions"] > 400 and info["check"]["mean_cosine_to_torch"] > 0.99
+    fitted = question_pieces_for(make_embedder("local"))
+    assert fitted is not None and question_pieces_for(make_embedder("local")) is fitted  # loaded once
+    assert question_pieces_for(make_embedder("static")) is None
+    assert question_pieces_for(FakeEmbeddings(name="fake")) is None
+    # a question read by it differs from MiniLM's reading, its shape does not
+    [mine] = fitted.token_vectors(["which cards did the prompt phase run on?"])
+    [base] = make_embedder("local").token_vectors(["which cards did the prompt phase run on?"])  # type: ignore[attr-defined]
+    assert mine.shape == base.shape and not np.allclose(mine, base, atol=1e-3)
 
 
 def test_an_index_built_with_the_torch_encoder_asks_for_a_rebuild(tmp_path: Path) -> None:

@@ -28,6 +28,27 @@ def test_maxsim_is_the_mean_of_each_query_pieces_best_match() -> None:
     assert late.scores("abcd", ["ab", "abcd", "xyz"]) == pytest.approx([0.5, 1.0, 0.0])
 
 
+class Reversed(LetterVectors):
+    """A question side that reads each letter as the next one ("a" as "b")."""
+
+    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        return super().token_vectors(["".join(chr(97 + (ord(c) - 96) % 26) for c in t if c.isalpha()) for t in texts])
+
+
+def test_a_question_side_of_its_own_reads_the_question_and_only_the_question() -> None:
+    candidates, question = LetterVectors(), Reversed()
+    late = LateInteraction(candidates, question)
+    assert late.scores("ab", ["bc", "ab"]) == pytest.approx([1.0, 0.5])  # "ab" read as "bc"
+    assert candidates.encoded == ["bc", "ab"] and question.encoded == ["bc"]
+
+
+def test_the_learned_order_reads_questions_by_the_fitted_side_and_maxsim_by_minilm(seed_assistant: Assistant) -> None:
+    learned = Assistant(seed_assistant.settings.with_(rerank="learned"), auto_index=False).retriever.reranker
+    plain = Assistant(seed_assistant.settings.with_(rerank="maxsim"), auto_index=False).retriever.reranker
+    assert learned is not None and plain is not None
+    assert learned.question_encoder is not learned.encoder and plain.question_encoder is plain.encoder
+
+
 def test_candidate_texts_are_encoded_once_and_the_cache_is_bounded() -> None:
     letters = LetterVectors()
     late = LateInteraction(letters)
