@@ -13,7 +13,7 @@ and its marker leaves the text, so it is never shown as verified.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from assistant.support import SUPPORTED, judge
@@ -89,11 +89,12 @@ def verify(
     clean = re.sub(r"[ \t]{2,}", " ", "".join(pieces)).strip()
 
     best: dict[str, Citation] = {}
+    titles = [entry.title for entry in context.values()]  # "A Title That Asks? Part Two: sentence" is one claim
     paragraphs: list[str] = []
     notes: list[str] = []
     for paragraph in clean.split("\n"):
         kept: list[str] = []
-        for sentence in sentences_with_markers(paragraph):
+        for sentence in sentences_with_markers(paragraph, titles):
             claim = claim_of(sentence)
             verified_ids = []
             for _, _, ids in find_markers(sentence):
@@ -133,10 +134,11 @@ def claim_with_marker(claim: str, marker: str) -> str:
     return f"{match.group(1)}{marker}{match.group(2)}"
 
 
-def sentences_with_markers(text: str) -> list[str]:
-    """Answer sentences, each keeping the markers that follow it (`claim. [ID]` stays together)."""
+def sentences_with_markers(text: str, titles: Iterable[str] = ()) -> list[str]:
+    """Answer sentences, each keeping the markers that follow it (`claim. [ID]` stays together); a title
+    in `titles` is never split, though it may ask a question."""
     out: list[str] = []
-    for sentence in split_sentences(text):
+    for sentence in split_sentences(text, titles):
         if out and re.fullmatch(r"(\s*\[[^\]]*\])+[.,;]?", sentence):
             out[-1] = f"{out[-1]} {sentence}"
         else:

