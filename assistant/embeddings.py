@@ -124,8 +124,9 @@ QUESTION_PIECES = "question-pieces"  # its key in encoders.json (`scripts/train_
 
 def question_pieces_for(embedder: object) -> Any | None:
     """MiniLM's question side fitted for late interaction, when the candidates' word pieces come from
-    the shipped MiniLM (its pieces are what it was fitted against); None for any other encoder."""
-    if getattr(embedder, "name", None) != encoder_info("local")["name"]:
+    the encoder it was fitted against (the shipped MiniLM; a re-export by `make encoder` asks for
+    `scripts/train_question_pieces.py` again); None for any other encoder."""
+    if getattr(embedder, "name", None) != encoder_info(QUESTION_PIECES)["candidates_encoder"]:
         return None
     return _question_pieces()
 

@@ -181,6 +181,7 @@ def record(target: Path, questions: int, check: dict[str, Any]) -> None:
     data[SETTING] = {
         "name": f"onnx-int8:all-MiniLM-L6-v2-question-pieces@{sha[:12]}",
         "files": [GRAPH],
+        "candidates_encoder": data["local"]["name"],  # the word pieces it was fitted against
         "sha256": sha,
         "source": export_encoder.source(),
         "trained": {

@@ -188,6 +188,7 @@ def test_the_question_side_for_late_interaction_is_the_recorded_file_and_only_fo
     [graph] = info["files"]
     assert hashlib.sha256((ENCODER_FILES / graph).read_bytes()).hexdigest() == info["sha256"]
     assert info["trained"]["questions"] > 400 and info["check"]["mean_cosine_to_torch"] > 0.99
+    assert info["candidates_encoder"] == embedder_name("local")  # fitted against the shipped pieces
     fitted = question_pieces_for(make_embedder("local"))
     assert fitted is not None and question_pieces_for(make_embedder("local")) is fitted  # loaded once
     assert question_pieces_for(make_embedder("static")) is None
