@@ -45,10 +45,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import export_encoder  # noqa: E402
 import fit_ranker  # noqa: E402
 
+from assistant.rerank import CHUNKS_PER_ENTRY  # noqa: E402  # of each candidate entry, as the re-ranker reads it
+
 GRAPH = "minilm-question-int8.onnx"
 SETTING = "question-pieces"  # its key in encoders.json
 EPOCHS, LEARNING_RATE, TEMPERATURE, BATCH, SEED = 2, 2e-5, 0.02, 16, 0
-CHUNKS = 3  # of each candidate entry, as the re-ranker reads it (`rerank.CHUNKS_PER_ENTRY`)
 
 
 def candidate_pieces(rows: list[dict]) -> dict[str, list[Any]]:
@@ -58,7 +59,7 @@ def candidate_pieces(rows: list[dict]) -> dict[str, list[Any]]:
     bot = Assistant(Settings.from_env())
     index, encoder = bot.retriever.index, bot.retriever.index.embedder
     wanted = sorted({c.entry_id for row in rows for c in row["candidates"]})
-    texts = {e: [c.text for c in index.chunks_of(e)[:CHUNKS]] for e in wanted}
+    texts = {e: [c.text for c in index.chunks_of(e)[:CHUNKS_PER_ENTRY]] for e in wanted}
     flat = [t for e in wanted for t in texts[e]]
     matrices = iter(encoder.token_vectors(flat))  # type: ignore[attr-defined]
     return {e: [next(matrices) for _ in texts[e]] for e in wanted}
@@ -129,7 +130,7 @@ def maxsim(model: Any, question: str, stacked: Any, columns: Any, owner: Any) ->
     return torch.full((int(owner.max()) + 1,), -2.0).scatter_reduce(0, owner, per_text.mean(0), "amax")
 
 
-def export(model: Any, target: Path) -> dict[str, Any]:
+def export(model: Any, target: Path, questions: list[str]) -> dict[str, Any]:
     """int8 ONNX like the shipped encoder; its cosine to the trained model's pieces on calibration questions."""
     import numpy as np
 
@@ -140,10 +141,9 @@ def export(model: Any, target: Path) -> dict[str, Any]:
         model.save(str(work / "model"))
         export_encoder.export_fp32(work / "model", work / "fp32.onnx")
         export_encoder.quantise(work / "fp32.onnx", target, work)
-    texts = list(question_texts().values())[:200]
     ours = OnnxEncoder(graph=target)
     cosines = []
-    for text in texts:
+    for text in questions[:200]:
         reference = model.encode(text, output_value="token_embeddings")[1:-1].numpy()
         reference /= np.linalg.norm(reference, axis=1, keepdims=True)
         cosines.extend((ours.token_vectors([text])[0] * reference).sum(axis=1).tolist())
@@ -165,10 +165,11 @@ def main() -> None:
 
     offline_environment()
     rows = [r for r in fit_ranker.load() if r["candidates"] and r["set"] != args.hold_out]
-    model = train(rows, candidate_pieces(rows), question_texts())
+    questions = question_texts()
+    model = train(rows, candidate_pieces(rows), questions)
     target = args.out or export_encoder.OUT / GRAPH
     target.parent.mkdir(parents=True, exist_ok=True)
-    check = export(model, target)
+    check = export(model, target, list(questions.values()))
     print(f"{len(rows)} questions -> {target}: {check}")
     if args.out is None:
         record(target, len(rows), check)
