@@ -28,6 +28,7 @@ from assistant import value_reader
 from assistant.intents import ASKS_FOR_A_NAME, asking_part
 from assistant.text import STOPWORDS, content_words, split_sentences, stem, stems, words
 from assistant.types import Entry
+from assistant.user_terms import literature_terms
 
 # Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
 CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
@@ -221,14 +222,38 @@ def opens_a_sentence(text: str, start: int) -> bool:
 
 
 def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
-    """Names in the question that no entry of the knowledge contains (plurals forgiven: H100s)."""
+    """Names in the question that no entry of the knowledge contains (plurals forgiven: H100s; a size
+    spelt out, "352-billion-parameter", is known as the "352B" an abstract writes)."""
     out = []
     for name in names_in(question):
         word = name.lower()
         if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary):
             continue
+        if any(form in vocabulary for form in name_forms(word)[1:] if " " not in form):
+            continue
         out.append(name)
     return tuple(out)
+
+
+# a size the asker spells out ("352-billion-parameter", "70-billion") that abstracts write as 352B or 70B
+SPELT_SIZE = re.compile(r"^(\d[\d.,]*)[- ]?(thousand|million|billion|trillion)(?:-[a-z]+)*$")
+SIZE_LETTER = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}
+
+
+def name_forms(name: str) -> list[str]:
+    """The lower-cased ways an entry may write a name: itself, and for a spelt-out size its number with
+    the magnitude's letter ("352b") or word ("352 billion", "352-billion")."""
+    forms = [name]
+    size = SPELT_SIZE.match(name)
+    if size:
+        number, magnitude = size.groups()
+        forms += [f"{number}{SIZE_LETTER[magnitude]}", f"{number} {magnitude}", f"{number}-{magnitude}"]
+    return forms
+
+
+def mentions(text: str, name: str) -> bool:
+    """Does the lower-cased text hold the name in one of its forms (`name_forms`)?"""
+    return any(form in text for form in name_forms(name))
 
 
 def subject_words(question: str) -> set[str]:
@@ -247,18 +272,27 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
 
     The sentence must hold the value (a dollar figure, a year, a number with a unit, ...) and
     every name the question uses (a price of another GPU is not the price asked for); without
-    names, two of the question's subject words; for a count, the thing counted too.
+    names, two of the question's subject words; for a count, the thing counted too. Names the asker
+    uses only to set the scene, before the sentence that asks, need only be in the entry ("I read
+    about a forecasting model built into Google's warehouse, usable from SQL. How many series can it
+    handle?"); names in the asking sentence are what the value is about ("how many GPUs are in
+    ByteDance's cluster?"), so they must be in the value's sentence.
     """
     evidence = VALUE_EVIDENCE[kind]
     subject = subject_words(question)
-    names = {n.lower().removesuffix("'s").rstrip("s") or n.lower() for n in names_in(question)}
+    names = name_keys(names_in(question))
+    asking = asking_part(question).lower()
+    asked = {name for name in names if name in asking}
     counted = COUNTED.search(question.lower())
     for entry in entries:
-        for sentence in split_sentences(f"{entry.title}. {entry.text}"):
+        whole = f"{entry.title}. {entry.text}"
+        if not all(mentions(whole.lower(), name) for name in names - asked):
+            continue
+        for sentence in split_sentences(whole):
             if not evidence.search(sentence):
                 continue
             lowered = sentence.lower()
-            if not all(name in lowered for name in names):
+            if not all(mentions(lowered, name) for name in asked):
                 continue  # a value about another product is not the one asked for
             if not names and len(subject & content_words(sentence)) < 2:
                 continue
@@ -266,6 +300,11 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
                 continue
             return True
     return False
+
+
+def name_keys(names: Iterable[str]) -> set[str]:
+    """Names as matched in lower-cased text: "NVIDIA's" -> "nvidia", "H100s" -> "h100"."""
+    return {n.lower().removesuffix("'s").rstrip("s") or n.lower() for n in names}
 
 
 # "how many Jetson modules has NVIDIA shipped": the counted phrase runs up to its verb
@@ -288,13 +327,17 @@ def counts(sentence: str, counted: str, question: str) -> bool:
     market = MARKET_WORDS.search(question.lower())
     if market and stem(market.group(1)) not in tokens:
         return False
-    head = stems(counted)[-1:]
+    # the counted noun as asked, as the literature writes it ("graphics cards" -> GPUs), or as a
+    # capacity figure counts people ("how many people at once" -> "two concurrent users")
+    head = {*stems(counted)[-1:], *(stem(t) for t in literature_terms(counted))}
+    head |= {alias for word in list(head) for alias in COUNTED_ALIASES.get(word, ())}
     return any(
         token in head and any(NUMBER.match(w) or w in NUMBER_WORDS for w in said[max(0, i - 4) : i])
         for i, token in enumerate(tokens)
     )
 
 
+COUNTED_ALIASES = {"peopl": ("user", "client"), "person": ("user", "client")}
 NUMBER = re.compile(r"^\d[\d,.]*[kmb]?$")
 NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "dozen", "dozens"}
@@ -314,7 +357,7 @@ def gather(
     asked = content_words(question)
     unknown = 0.0
     if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
-        unknown = sum(1 for w in asked if not document_frequency.get(w)) / len(asked)
+        unknown = sum(1 for w in asked if not known_word(w, document_frequency)) / len(asked)
     return Evidence(
         confidence=confidence,
         unknown_share=unknown,
@@ -322,6 +365,15 @@ def gather(
         kind_supported=kind is None or kind_supported(kind, question, best),
         unknown_names=unknown_names(question, vocabulary),
     )
+
+
+def known_word(word: str, document_frequency: Mapping[str, int]) -> bool:
+    """Does some entry have the (stemmed) word? A compound the asker hyphenates ("S-shaped",
+    "over-provisioned") is known when each of its parts of two letters or more is."""
+    if document_frequency.get(word):
+        return True
+    parts = [p for p in word.split("-") if len(p) > 1]
+    return "-" in word and bool(parts) and all(document_frequency.get(stem(p)) for p in parts)
 
 
 def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.refusal import Evidence, Thresholds, asked_kind, decide, kind_supported, names_in, pattern_kind
+from assistant.refusal import (
+    Evidence,
+    Thresholds,
+    asked_kind,
+    decide,
+    gather,
+    kind_supported,
+    known_word,
+    names_in,
+    pattern_kind,
+    unknown_names,
+)
 from assistant.types import Entry
 
 
@@ -139,6 +150,43 @@ def test_a_market_count_needs_the_sentence_to_say_sold_or_shipped() -> None:
     boards = entry("We benchmark 25 models on three Jetson boards and two Raspberry Pi boards.")
     assert kind_supported("count", "how many Jetson boards did the benchmark use?", [boards])
     assert not kind_supported("count", "how many Jetson boards has NVIDIA sold so far?", [boards])
+
+
+def test_a_count_of_the_thing_as_the_literature_names_it() -> None:
+    run = entry("When training a 352B MoE model on 1,440 NVIDIA Hopper GPUs, the system reaches 1.41M tokens/s.")
+    asked = "How many graphics cards did it take?"
+    assert kind_supported("count", f"It trained a 352-billion-parameter model. {asked}", [run])
+    assert not kind_supported("count", f"It trained a 175-billion-parameter model. {asked}", [run])
+    served = entry(
+        "Small models serve 128 concurrent requests, while larger models saturate with two concurrent users."
+    )
+    assert kind_supported("count", "How many people at once can the larger models serve?", [served])
+
+
+def test_a_spelt_out_size_is_the_name_an_abstract_abbreviates() -> None:
+    vocabulary = frozenset({"352b", "moe", "70b"})
+    assert unknown_names("Someone trained a 352-billion-parameter MoE. How big?", vocabulary) == ()
+    assert unknown_names("How fast is the 70-billion one?", vocabulary) == ()
+    assert unknown_names("How fast is the 13-billion one?", vocabulary) == ("13-billion",)
+
+
+def test_names_that_set_the_scene_need_only_be_in_the_entry_names_asked_about_in_the_sentence() -> None:
+    forecast = entry(
+        "It is built into the query engine of BigQuery in Google Cloud with a simple SQL interface. "
+        "It can forecast 100 million time series using only 1.5 hours."
+    )
+    setup = "I read about a forecasting model built into Google's warehouse, usable with SQL. "
+    assert kind_supported("count", setup + "How many separate series could it handle in one go?", [forecast])
+    fleet = entry("ByteDance trains its LLMs in production. Our cluster has 12,288 GPUs.")
+    assert not kind_supported("count", "how many GPUs are in ByteDance's LLM training cluster?", [fleet])
+
+
+def test_a_hyphenated_compound_is_known_when_its_parts_are() -> None:
+    frequency = {"shape": 3, "curv": 5, "score": 9}
+    assert known_word("s-shape", frequency)
+    assert not known_word("sourdough-ish", frequency)
+    evidence = gather("an S-shaped curve for the score", 0.25, [], frozenset(), frequency, 2000)
+    assert evidence.unknown_share == 0.0
 
 
 def test_unknown_words_refuse_only_when_retrieval_is_weak_too() -> None:
