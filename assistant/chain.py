@@ -19,7 +19,7 @@ from assistant.context import own_words, pack_context
 from assistant.errors import AssistantError, ModelError
 from assistant.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.index import Index
-from assistant.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM, QUOTED, compare_sides, intent_of
+from assistant.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM, QUOTED, asking_part, compare_sides, intent_of
 from assistant.models import ChatModel
 from assistant.prompts import load_prompt, render
 from assistant.refusal import Evidence, Thresholds, decide, gather
@@ -28,6 +28,11 @@ from assistant.settings import Settings
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 
+# a definition asked in so many words: "what does X mean", "what does it stand for", "in plain terms"
+# ("what's the fastest decode speed on one node?" is read as a definition too, but asks no meaning)
+ASKS_WHAT_IT_MEANS = re.compile(
+    r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
+)
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # invisible format characters (zero-width space, direction marks and overrides, BOM) that a pasted
 # question often carries: they hide "What is" from the definition pattern and words from search
@@ -136,8 +141,11 @@ class AnswerChain:
     def retrieve(self, query: str, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
         """Search for the question; one that asks what a thing is or is called prefers concept pages.
 
-        A term the asker quotes in a definition question ("people say it's 'overfit', what does that
-        mean?") is what it is about: the concept page a search for the term alone finds first leads.
+        A question that asks what something means and names a concept page in what it quotes or in the
+        sentence that asks ("what does it mean when my teammate says our detector has bad recall?") is
+        about it: the most specific page it names leads ("recall", not "model"). A quoted term that is no
+        page's name ("people say it's 'overfit', what does that mean?") is still what it is about: the
+        concept page a search for the term alone finds first leads.
         """
         asked = own_words(query)
         intent = intent_of(asked)
@@ -152,7 +160,14 @@ class AnswerChain:
         if asks_new_name:
             found = self.trailing(found, set(known))
         quoted = QUOTED.search(asked)
-        if intent == "definition" and quoted and kind in (None, "concept"):
+        named: list[str] = []
+        if intent == "definition" and ASKS_WHAT_IT_MEANS.search(asked.lower()):  # what it quotes, else where it asks
+            named = self.retriever.concepts_named_in(quoted.group(1) if quoted else asking_part(asked))
+        if named and kind in (None, "concept"):  # "my teammate says it has bad recall: what is it counting?"
+            chosen = self.retriever.most_specific(named, quoted.group(1) if quoted else asking_part(asked))
+            lead = next((s for s in found.sources if s.entry_id == chosen), None)
+            found = self.leading(found, [lead or self.retriever.source_of(chosen, query)])
+        elif intent == "definition" and quoted and kind in (None, "concept"):
             term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
             if term:
                 found = self.leading(found, [term[0]])

@@ -226,7 +226,9 @@ def clean_side(text: str) -> str:
     return text.strip(" ,;:'\"")
 
 
-QUOTED = re.compile(r"['\"‘“]([^'\"’”]{2,40})['\"’”]")
+# a quoted term: the opening quote does not close a word ("it's", "scientist's") and the closing one
+# does not open one, so apostrophes are not taken for quotes
+QUOTED = re.compile(r"(?<![A-Za-z0-9])['\"‘“]([^'\"’”]{2,40})['\"’”](?![A-Za-z0-9])")
 
 
 def subject_of(question: str) -> str:

@@ -128,6 +128,27 @@ class Retriever:
                     break
         return found
 
+    def most_specific(self, entry_ids: list[str], text: str) -> str:
+        """Of the concept pages `text` names (`concepts_named_in`), the one it is about: a page whose own
+        title it uses before one it reaches by a shared alias ("a tensor" names Tensor, not "rank
+        (Tensor)"), then the title whose rarest content word the fewest entries have ("recall", not
+        "model" or "training"), then the first."""
+        said = f" {normalise_name(text)} "
+
+        def key(entry_id: str) -> tuple[bool, int, int]:
+            title = re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title)
+            spread = min(
+                (self.document_frequency.get(w, 0) for w in content_words(title)), default=len(self.entry_words)
+            )
+            return f" {normalise_name(title)} " not in said, spread, entry_ids.index(entry_id)
+
+        return min(entry_ids, key=key)
+
+    def source_of(self, entry_id: str, query: str) -> Source:
+        """An entry the question names, as a search result: its chunk sharing most words with the query."""
+        chunk = best_named_chunk(self.index.chunks_of(entry_id), query)
+        return Source(entry_id, chunk.id, chunk.title, chunk.kind, chunk.text, 1.0, 1)
+
     def cited_entries(self, raw_ids: list[str]) -> list[str]:
         """The index's entries among ids as an answer cited them (any case, `arxiv: 2510.1`), in order."""
         if not raw_ids:

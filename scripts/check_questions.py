@@ -39,7 +39,16 @@ ARXIV_FILE = KNOWLEDGE / "mlsys" / "arxiv-mlsys" / "papers.jsonl"
 GLOSSARY_FILE = KNOWLEDGE / "mlsys" / "ml-glossary" / "terms.jsonl"
 DEFAULT_FILES = [
     KNOWLEDGE / "questions" / f"{name}.jsonl"
-    for name in ("seed", "mlsys", "realistic", "realistic-dev", "realistic-dev2", "realistic-dev3")
+    for name in (
+        "seed",
+        "mlsys",
+        "realistic",
+        "realistic-dev",
+        "realistic-dev2",
+        "realistic-dev3",
+        "realistic-dev4",
+        "realistic-dev5",
+    )
 ]
 
 TYPES = ("single", "multi", "refuse", "followup")

@@ -1,0 +1,105 @@
+"""Definition questions in the asker's words: the concept page the question names leads the answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant import Assistant, Settings
+from assistant.index import Index
+from assistant.intents import QUOTED
+
+REPO = Path(__file__).resolve().parent.parent
+GLOSSARY = REPO / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
+TERMS = {
+    "recall",
+    "precision",
+    "model",
+    "training",
+    "confusion matrix",
+    "true positive rate (TPR)",
+    "cross-entropy",
+    "perplexity",
+    "Bellman equation",
+    "overfitting",
+    "underfitting",
+    "performance",
+    "Log Loss",
+    "minimax loss",
+    "classification model",
+    "label",
+    "rank (Tensor)",
+    "shape (Tensor)",
+    "Tensor",
+    "TensorFlow",
+    "convergence",
+    "loss",
+    "loss curve",
+}
+
+
+@pytest.fixture(scope="module")
+def glossary_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    """An index of a few real glossary terms: the named one and the neighbours a description confuses."""
+    folder = tmp_path_factory.mktemp("definitions")
+    lines = [line for line in GLOSSARY.read_text(encoding="utf-8").splitlines() if json.loads(line)["term"] in TERMS]
+    assert len(lines) == len(TERMS)
+    pack = folder / "glossary"
+    pack.mkdir()
+    (pack / "terms.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    settings = Settings(home=folder / "home", knowledge=(pack,), model="extractive")
+    Index(settings).sync(progress=False)
+    return Assistant(settings)
+
+
+@pytest.mark.parametrize(
+    ("question", "entry_id"),
+    [
+        # the named term sits among everyday words and other terms ("model", "number")
+        (
+            "what does it mean when my teammate says our tumor detector has bad recall, like what is that number "
+            "actually counting",
+            "glossary:recall",
+        ),
+        # named inside a quote in the setup, asked about in the next sentence
+        (
+            "Our data scientist's weekly update says 'cross-entropy went down again'. In plain terms, what does "
+            "that number mean?",
+            "glossary:cross-entropy",
+        ),
+        ("people say it's 'overfit', what does that mean?", "glossary:overfitting"),
+        # a quoted word form that is no page's title still decides, over a page the rest names ("loss")
+        (
+            "when someone says a training run has 'converged', what does that mean concretely? and can a long "
+            "flat stretch of loss fool you?",
+            "glossary:convergence",
+        ),
+        # "tensor" is an alias of "rank (Tensor)" too; the quoted term is what is asked about
+        ("Arrays confuse me. What exactly does 'shape' mean for a tensor in TensorFlow?", "glossary:shape-tensor"),
+        ("my notebook keeps printing tensor shapes, but what does a tensor actually mean?", "glossary:tensor"),
+        ("what does it mean when a model is overfitting on the training data?", "glossary:overfitting"),
+    ],
+)
+def test_a_definition_question_leads_with_the_most_specific_concept_it_names(
+    glossary_assistant: Assistant, question: str, entry_id: str
+) -> None:
+    answer = glossary_assistant.ask(question)
+    assert not answer.refused
+    assert answer.sources[0].entry_id == entry_id
+    assert answer.citations and answer.citations[0].entry_id == entry_id
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("people say it's 'overfit', what does that mean?", "overfit"),
+        ("the scientist's update says 'loss went down'. what does that mean?", "loss went down"),
+        ("what is “KV cache” exactly?", "KV cache"),
+        ("don't know what it's for", None),  # apostrophes only
+    ],
+)
+def test_an_apostrophe_is_not_a_quote(text: str, quoted: str | None) -> None:
+    found = QUOTED.search(text)
+    assert (found.group(1) if found else None) == quoted
