@@ -143,7 +143,8 @@ class AnswerChain:
 
         A question that asks what something means and names a concept page in what it quotes or in the
         sentence that asks ("what does it mean when my teammate says our detector has bad recall?") is
-        about it: the most specific page it names leads ("recall", not "model"). A quoted term that is no
+        about it: unless the search already put one of the pages it names first, the most specific one
+        leads ("recall", not "model"). A quoted term that is no
         page's name ("people say it's 'overfit', what does that mean?") is still what it is about: the
         concept page a search for the term alone finds first leads.
         """
@@ -163,8 +164,11 @@ class AnswerChain:
         named: list[str] = []
         if intent == "definition" and ASKS_WHAT_IT_MEANS.search(asked.lower()):  # what it quotes, else where it asks
             named = self.retriever.concepts_named_in(quoted.group(1) if quoted else asking_part(asked))
-        if named and kind in (None, "concept"):  # "my teammate says it has bad recall: what is it counting?"
-            chosen = self.retriever.most_specific(named, quoted.group(1) if quoted else asking_part(asked))
+        said = quoted.group(1) if quoted else asking_part(asked)
+        top = found.sources[0].entry_id if found.sources else ""
+        agreed = bool(top) and self.retriever.uses_title(top, said)  # the search found a page it names
+        if named and not agreed and kind in (None, "concept"):  # "my teammate says bad recall: what is it?"
+            chosen = self.retriever.most_specific(named, said)
             lead = next((s for s in found.sources if s.entry_id == chosen), None)
             found = self.leading(found, [lead or self.retriever.source_of(chosen, query)])
         elif intent == "definition" and quoted and kind in (None, "concept"):

@@ -133,16 +133,24 @@ class Retriever:
         title it uses before one it reaches by a shared alias ("a tensor" names Tensor, not "rank
         (Tensor)"), then the title whose rarest content word the fewest entries have ("recall", not
         "model" or "training"), then the first."""
-        said = f" {normalise_name(text)} "
 
         def key(entry_id: str) -> tuple[bool, int, int]:
             title = re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title)
-            spread = min(
-                (self.document_frequency.get(w, 0) for w in content_words(title)), default=len(self.entry_words)
-            )
-            return f" {normalise_name(title)} " not in said, spread, entry_ids.index(entry_id)
+            frequencies = [self.document_frequency.get(w, 0) for w in content_words(title)]
+            spread = min(frequencies, default=len(self.entry_words))
+            return not self.uses_title(entry_id, text), spread, entry_ids.index(entry_id)
 
         return min(entry_ids, key=key)
+
+    def uses_title(self, entry_id: str, text: str) -> bool:
+        """Does the text use the entry's own title (its parenthesis left out), not only an alias? Punctuation
+        inside it is forgiven ("one-vs-all" is "one-vs.-all")."""
+
+        def bare(phrase: str) -> str:
+            return " ".join(re.findall(r"[a-z0-9]+", phrase.lower()))
+
+        title = bare(re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title))
+        return bool(title) and re.search(rf"\b{re.escape(title)}\b", bare(text)) is not None
 
     def source_of(self, entry_id: str, query: str) -> Source:
         """An entry the question names, as a search result: its chunk sharing most words with the query."""
