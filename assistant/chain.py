@@ -143,10 +143,10 @@ class AnswerChain:
 
         A question that asks what something means and names a concept page in what it quotes or in the
         sentence that asks ("what does it mean when my teammate says our detector has bad recall?") is
-        about it: unless the search already put one of the pages it names first, the most specific one
-        leads ("recall", not "model"). A quoted term that is no
-        page's name ("people say it's 'overfit', what does that mean?") is still what it is about: the
-        concept page a search for the term alone finds first leads.
+        about it: unless the search already put first a page whose title the question uses, the most
+        specific page it names leads ("recall", not "model"). A quoted term that is no page's name
+        ("people say it's 'overfit', what does that mean?") is still what it is about: the concept page
+        a search for the term alone finds first leads.
         """
         asked = own_words(query)
         intent = intent_of(asked)
