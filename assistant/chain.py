@@ -161,13 +161,11 @@ class AnswerChain:
         if asks_new_name:
             found = self.trailing(found, set(known))
         quoted = QUOTED.search(asked)
-        named: list[str] = []
-        if intent == "definition" and ASKS_WHAT_IT_MEANS.search(asked.lower()):  # what it quotes, else where it asks
-            named = self.retriever.concepts_named_in(quoted.group(1) if quoted else asking_part(asked))
-        said = quoted.group(1) if quoted else asking_part(asked)
+        said = quoted.group(1) if quoted else asking_part(asked)  # what it quotes, else where it asks
+        asks_meaning = intent == "definition" and kind in (None, "concept") and ASKS_WHAT_IT_MEANS.search(asked.lower())
+        named = self.retriever.concepts_named_in(said) if asks_meaning else []
         top = found.sources[0].entry_id if found.sources else ""
-        agreed = bool(top) and self.retriever.uses_title(top, said)  # the search found a page it names
-        if named and not agreed and kind in (None, "concept"):  # "my teammate says bad recall: what is it?"
+        if named and not (top and self.retriever.uses_title(top, said)):  # "my teammate says bad recall: what is it?"
             chosen = self.retriever.most_specific(named, said)
             lead = next((s for s in found.sources if s.entry_id == chosen), None)
             found = self.leading(found, [lead or self.retriever.source_of(chosen, query)])

@@ -135,8 +135,7 @@ class Retriever:
         "model" or "training"), then the first."""
 
         def key(entry_id: str) -> tuple[bool, int, int]:
-            title = re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title)
-            frequencies = [self.document_frequency.get(w, 0) for w in content_words(title)]
+            frequencies = [self.document_frequency.get(w, 0) for w in content_words(self.bare_title(entry_id))]
             spread = min(frequencies, default=len(self.entry_words))
             return not self.uses_title(entry_id, text), spread, entry_ids.index(entry_id)
 
@@ -149,8 +148,12 @@ class Retriever:
         def bare(phrase: str) -> str:
             return " ".join(re.findall(r"[a-z0-9]+", phrase.lower()))
 
-        title = bare(re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title))
+        title = bare(self.bare_title(entry_id))
         return bool(title) and re.search(rf"\b{re.escape(title)}\b", bare(text)) is not None
+
+    def bare_title(self, entry_id: str) -> str:
+        """The entry's title without its parenthesis: "rank (Tensor)" -> "rank"."""
+        return re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title)
 
     def source_of(self, entry_id: str, query: str) -> Source:
         """An entry the question names, as a search result: its chunk sharing most words with the query."""

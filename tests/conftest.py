@@ -16,6 +16,23 @@ REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "knowledge" / "seed"
 DATA = Path(__file__).resolve().parent / "data"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+GLOSSARY = REPO / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
+
+
+def glossary_assistant_of(folder: Path, terms: set[str]):  # type: ignore[no-untyped-def]
+    """An Assistant (extractive) over a real index of the named real glossary terms, built in `folder`."""
+    import json
+
+    from assistant import Assistant, Settings
+    from assistant.index import Index
+
+    knowledge = folder / "ml-glossary"
+    knowledge.mkdir(parents=True)
+    lines = [line for line in GLOSSARY.read_text("utf-8").splitlines() if json.loads(line)["term"] in terms]
+    (knowledge / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    settings = Settings(home=folder / "home", knowledge=(knowledge,), model="extractive")
+    Index(settings).sync(progress=False)
+    return Assistant(settings)
 
 
 def int8_gemm_saturates() -> bool:

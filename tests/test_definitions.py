@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from assistant import Assistant, Settings
-from assistant.index import Index
+from assistant import Assistant
 from assistant.intents import QUOTED
+from tests.conftest import glossary_assistant_of
 
-REPO = Path(__file__).resolve().parent.parent
-GLOSSARY = REPO / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
 TERMS = {
     "recall",
     "precision",
@@ -43,15 +38,9 @@ TERMS = {
 @pytest.fixture(scope="module")
 def glossary_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     """An index of a few real glossary terms: the named one and the neighbours a description confuses."""
-    folder = tmp_path_factory.mktemp("definitions")
-    lines = [line for line in GLOSSARY.read_text(encoding="utf-8").splitlines() if json.loads(line)["term"] in TERMS]
-    assert len(lines) == len(TERMS)
-    pack = folder / "glossary"
-    pack.mkdir()
-    (pack / "terms.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    settings = Settings(home=folder / "home", knowledge=(pack,), model="extractive")
-    Index(settings).sync(progress=False)
-    return Assistant(settings)
+    assistant = glossary_assistant_of(tmp_path_factory.mktemp("definitions"), TERMS)
+    assert len(assistant.entries) == len(TERMS)
+    return assistant
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from assistant.context import render_block
 from assistant.intents import compare_sides, described_sides, intent_of, subject_of
 from assistant.models.extractive import extract_answer
 from assistant.types import Entry
+from tests.conftest import glossary_assistant_of
 
 LR = Entry(
     "glossary:learning-rate",
@@ -520,20 +521,7 @@ GLOSSARY_TERMS = {
 @pytest.fixture(scope="module")
 def glossary_assistant(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     """A real index of a few real glossary terms: neighbours that a name question must tell apart."""
-    import json
-    from pathlib import Path
-
-    from assistant import Settings
-    from assistant.index import Index
-
-    source = Path(__file__).resolve().parent.parent / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
-    knowledge = tmp_path_factory.mktemp("glossary") / "ml-glossary"
-    knowledge.mkdir()
-    lines = [line for line in source.read_text("utf-8").splitlines() if json.loads(line)["term"] in GLOSSARY_TERMS]
-    (knowledge / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
-    home = tmp_path_factory.mktemp("glossary-home")
-    Index(Settings(home=home, knowledge=(knowledge,))).sync(progress=False)
-    return Assistant(Settings(home=home, knowledge=(knowledge,), model="extractive"))
+    return glossary_assistant_of(tmp_path_factory.mktemp("glossary"), GLOSSARY_TERMS)
 
 
 @pytest.mark.parametrize(
