@@ -2,13 +2,14 @@
 """Fit the learned candidate order (`assistant/ranker.py`) and write `assistant/ranker.json`.
 
 Training questions: the answerable calibration questions (the calibration half of
-`realistic.jsonl`, `realistic-dev.jsonl`, `realistic-dev2.jsonl`, `realistic-dev3.jsonl`); the test
-half stays out, so it measures the model. Each question's search is run as the chain runs it and
-what retrieval knew of its best fused candidates is kept in `scripts/ranker_candidates.jsonl.gz`
-(`--collect`; needs the mlsys index, about seven minutes on 2 cores). Fitting reads only that file:
-pairwise logistic regression (each gold candidate against each other candidate of its question,
-both ways), L2 with C = 1.0, Newton's method from zeros, so the same file gives the same weights.
-`--cross-validate` fits on three sets and measures the fourth, for each (how C was chosen).
+`realistic.jsonl`, `realistic-dev.jsonl`, `realistic-dev2.jsonl`, `realistic-dev3.jsonl`,
+`realistic-dev4.jsonl`); the test half and `realistic-dev5.jsonl` stay out, so they measure the
+model. Each question's search is run as the chain runs it and what retrieval knew of its best fused
+candidates is kept in `scripts/ranker_candidates.jsonl.gz` (`--collect`; needs the mlsys index,
+about eleven minutes on 2 cores). Fitting reads only that file: pairwise logistic regression (each
+gold candidate against each other candidate of its question, both ways), L2 with C = 10, Newton's
+method from zeros, so the same file gives the same weights. `--cross-validate` fits on four sets
+and measures the fifth, for each (how C was chosen).
 
     ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys python scripts/fit_ranker.py --collect \
         --question-pieces folds/      # one scripts/train_question_pieces.py --hold-out model per set
@@ -40,8 +41,9 @@ CALIBRATION = [
     ("realistic-dev.jsonl", None),
     ("realistic-dev2.jsonl", None),
     ("realistic-dev3.jsonl", None),
+    ("realistic-dev4.jsonl", None),
 ]
-C = 1.0  # leave-one-set-out (`--cross-validate`): the best mean held-out recall@1, recall@5 and MRR@10
+C = 10.0  # leave-one-set-out (`--cross-validate`): the best mean held-out recall@1, recall@5 and MRR@10
 
 
 def collect(question_pieces: Path | None = None) -> None:

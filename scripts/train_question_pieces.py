@@ -8,12 +8,13 @@ paper that answers it. Nothing about the candidates changes: their pieces, their
 stay as they are.
 
 Training data: each answerable calibration question (the calibration half of `realistic.jsonl`,
-`realistic-dev`, `-dev2`, `-dev3`; never the test half) with the 20 candidates its search re-ranks
-(`scripts/ranker_candidates.jsonl.gz`, from `fit_ranker.py --collect`), each candidate entry as the
-word pieces of its first three chunks by the shipped encoder. Loss: softmax over the candidates'
-MaxSim at temperature 0.02, the gold entries pooled; AdamW at 2e-5 with warm-up, 2 epochs, 16
-questions a step, seed 0; about 1.5 minutes a model on 2 cores. Only what is asked changes: the
-entries and the candidates the search finds are the same.
+`realistic-dev`, `-dev2`, `-dev3`, `-dev4`; never the test half or `-dev5`) with the 20 candidates
+its search re-ranks (`scripts/ranker_candidates.jsonl.gz`, from `fit_ranker.py --collect`), each
+candidate entry as the word pieces of its first three chunks by the shipped encoder. Loss: softmax
+over the candidates' MaxSim at temperature 0.02, the gold entries pooled; AdamW at 2e-5 with
+warm-up, 2 epochs, 16 questions a step, seed 0; about three minutes a model on 2 cores (611
+questions). Only what is asked changes: the entries and the candidates the search finds are the
+same.
 
 `--hold-out SET` leaves one calibration set out; `fit_ranker.py --collect --question-pieces DIR`
 scores each set with the model fitted without it, so the learned order is fitted on MaxSim values
