@@ -28,7 +28,7 @@ from assistant.index import Index
 from assistant.ranker import Candidate, learned_order
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
-from assistant.text import content_words, lexical_tokens, rarity, words
+from assistant.text import POINTER_PHRASES, content_words, lexical_tokens, rarity, words
 from assistant.types import Chunk, Source
 from assistant.user_terms import with_literature_terms
 
@@ -42,9 +42,8 @@ COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry con
 CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
 PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
 SYNONYM_DEPTH = 2  # the first entries whose other-name pages follow them (calibration half R@5: 1 -> 0.904, 2 -> 0.910)
-POINTS_TO = re.compile(  # a glossary page that is only another name: "IoU: Abbreviation for intersection over union."
-    r"^(?:an?\s+)?(?:synonym for|abbreviation for|short for|acronym for|another name for|see)\s+(.+?)\s*\.?$", re.I
-)
+# a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
+POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
 QUESTION_FRAME = re.compile(
     r"^(?:what|who|which)(?:\s+|'s\s+)(?:is|are|was|were|does|do)?\s*(?:an?\s+|the\s+)?|"
     r"^(?:define|explain|describe|meaning of|definition of)\s+|^(?:tell me about|what do you know about)\s+|"

@@ -18,6 +18,8 @@ _PROTECT = "\u0000"
 _WHOLE = "\u0001"  # brackets the number of a phrase kept whole while a line is split
 SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
 WORD = re.compile(r"[a-z0-9]+(?:[.\-+][a-z0-9]+)*")
+# how a glossary page that is only another name opens ("Synonym for learning rate", "Abbreviation for ...")
+POINTER_PHRASES = r"synonym for|see|abbreviation for|short for|acronym for|another name for"
 STOPWORDS = frozenset(
     [
         "a",

@@ -17,12 +17,19 @@ def fit_script() -> ModuleType:
     return load_script("fit_value_reader")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(INT8_SATURATES, reason=SATURATION_REASON)  # its features include the encoder's vectors
-def test_the_shipped_weights_are_refitted_from_the_committed_questions() -> None:
+@pytest.fixture(scope="module")
+def refitted() -> tuple[ModuleType, list, tuple]:
+    """The fit script, its training rows and what it fits on them: fitted once for both checks below."""
     script = fit_script()
     taught, calibration = script.examples()
-    vocabulary, weights, bias = script.fit(taught + calibration)
+    rows = taught + calibration
+    return script, rows, script.fit(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(INT8_SATURATES, reason=SATURATION_REASON)  # its features include the encoder's vectors
+def test_the_shipped_weights_are_refitted_from_the_committed_questions(refitted: tuple) -> None:
+    _, _, (vocabulary, weights, bias) = refitted
     shipped = value_reader.ValueReader()
     assert list(shipped.vocabulary) == vocabulary
     np.testing.assert_allclose(shipped.weights, weights, atol=0.01)  # stored as float16
@@ -30,12 +37,10 @@ def test_the_shipped_weights_are_refitted_from_the_committed_questions() -> None
 
 
 @pytest.mark.slow
-def test_a_refit_reads_the_training_questions_as_the_shipped_reader_does() -> None:
+def test_a_refit_reads_the_training_questions_as_the_shipped_reader_does(refitted: tuple) -> None:
     """Where the weights cannot match to the digit (another CPU's int8 vectors), the readings must."""
-    script = fit_script()
-    taught, calibration = script.examples()
-    rows = taught + calibration
-    refit = script.predict(script.fit(rows), [q for q, _ in rows])
+    script, rows, fitted = refitted
+    refit = script.predict(fitted, [q for q, _ in rows])
     shipped = value_reader.ValueReader()
     readings = [max(shipped.read(q).items(), key=lambda item: item[1])[0] for q, _ in rows]
     same = sum(value_reader.KINDS[int(np.argmax(p))] == kind for p, kind in zip(refit, readings, strict=True))

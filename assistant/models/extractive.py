@@ -18,7 +18,7 @@ from assistant.context import own_words, parse_blocks, split_prompt
 from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
-from assistant.text import content_words, rarity, split_sentences
+from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences
 from assistant.user_terms import with_literature_terms
 
 INTENTS = (
@@ -105,7 +105,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
 
 
 SYNONYM_SENTENCE = re.compile(r"\b(?:is a synonym (?:for|of)|also (?:called|known as)|another name for)\b", re.I)
-POINTER = re.compile(r"^(?:synonym for|see|abbreviation for|short for|acronym for|another name for)\b", re.I)
+POINTER = re.compile(rf"^(?:{POINTER_PHRASES})\b", re.I)
 CONTRIBUTION = re.compile(
     r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
     r"(?:proposes|presents|introduces)|in this (?:paper|work)|we show|our (?:system|approach|method|framework))\b",
