@@ -93,7 +93,7 @@ HOW = re.compile(
 )
 DEFINITION = re.compile(
     r"^\W*(?:what(?:'s| is| are)|define|definition of|meaning of)\b|\bwhat does\b[^?]{1,40}\bmean\b"
-    r"|\bwhat (?:exactly|actually) (?:is|are|does)\b|\bin plain terms\b"
+    r"|\bwhat (?:exactly|actually|even) (?:is|are|does)\b|\bin plain terms\b"
 )
 SIDES = (
     re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.]|$)"),
@@ -149,10 +149,52 @@ def asking_part(question: str) -> str:
     return " ".join(asks) if asks else question
 
 
+# what people say around a question without changing it: "so what is a learning rate anyway?",
+# "ok but what even is dropout?", "what's HBM, really?", "what is an epoch, in plain words?"
+LEADING_FILLER = re.compile(
+    r"^\W*(?:(?:so|ok(?:ay)?|but|hmm+|um+|uh+|well|wait|right|sorry|honestly|quick question|dumb question"
+    r"|stupid question|noob question)\b[,:;!.]*\s+)+",
+    re.I,
+)
+TRAILING_FILLER = re.compile(
+    r"(?:[,\s]+(?:anyway|anyways|again|really|exactly|then|though|tho|lol|haha"
+    r"|in (?:plain|simple|layman'?s'?|everyday) (?:words|terms|english)|for (?:a )?beginners?))+\s*(?=[?.!]*\s*$)",
+    re.I,
+)
+ASKING_ADVERB = re.compile(  # at the start only: "..., what exactly is being measured?" keeps its cue
+    r"^(what(?:'s| is| are))\s+(?:even|exactly|actually|really|precisely)\b"
+    r"|^(what)\s+(?:even|exactly|actually|really|precisely)\s+(?=(?:is|are)\b)",
+    re.I,
+)
+# where a definition question's subject ends: "what is a TPU - just Google's GPU?", "what is NCCL, a library?"
+SUBJECT_END = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[,;:(]\s*")
+
+
+def without_fillers(question: str) -> str:
+    """The question without the words around it that do not change what it asks: a leading "so" / "ok
+    but", "even" or "exactly" after "what is", a trailing "anyway" / "really" ("so what is a learning
+    rate anyway?" -> "what is a learning rate?"). Case is kept; a question of fillers only is kept whole."""
+    text = question.strip()
+    bare = TRAILING_FILLER.sub("", LEADING_FILLER.sub("", text))
+    bare = ASKING_ADVERB.sub(lambda m: (m.group(1) or m.group(2)) + (" " if m.group(2) else ""), bare)
+    return " ".join(bare.split()) if re.search(r"\w", bare) else text
+
+
+NAME_WORDS = 3  # a subject's head this short is a name; a longer one is a description, kept whole
+
+
+def first_clause(subject: str) -> str:
+    """A definition question's subject up to a dash, comma or colon that goes on about it ("tpu - just
+    google's version of a gpu" -> "tpu"), when what comes before is a name (`NAME_WORDS` at most);
+    otherwise the whole subject ("failure it's guarding against - neurons leaning on others")."""
+    head = SUBJECT_END.split(subject, maxsplit=1)[0].strip()
+    return head if head and len(head.split()) <= NAME_WORDS else subject
+
+
 def intent_of(question: str) -> str:
     """One of INTENTS, read from the asking sentences; `problem` (describe a situation, ask what
     helps) when nothing else fits."""
-    q = asking_part(question).lower().strip()
+    q = without_fillers(asking_part(question)).lower().strip()
     if ASKS_FOR_A_NAME.search(q):
         return "name"
     if len(q.split()) <= SHORT_ASK and ASKS_FOR_A_NAME.search(question.lower()) and not COMPARE.search(q):
@@ -239,7 +281,7 @@ def subject_of(question: str) -> str:
     quoted = QUOTED.search(question)
     if quoted:
         return quoted.group(1).lower().strip()
-    q = question.lower().strip().rstrip("?.! ")
+    q = without_fillers(question).lower().strip().rstrip("?.! ")
     q = re.sub(
         r"^(?:so |and |ok )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is)"
         r"\s+(?:an?\s+|the\s+)?",
@@ -247,4 +289,4 @@ def subject_of(question: str) -> str:
         q,
     )
     q = re.sub(r"^what does (?:an?\s+|the\s+)?(.+?) (?:(?:actually|really|exactly) )?mean\b.*$", r"\1", q)
-    return q.strip(" '\"")
+    return first_clause(q.strip(" '\""))

@@ -25,6 +25,7 @@ from assistant.citations import canonical
 from assistant.embeddings import question_pieces_for
 from assistant.feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.index import Index
+from assistant.intents import first_clause, without_fillers
 from assistant.ranker import Candidate, learned_order
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
@@ -149,7 +150,9 @@ class Retriever:
 
     def name_lookup(self, query: str) -> list[str]:
         """Entries whose title or alias is what the question asks about (exact, then fuzzy)."""
-        subject = normalise_name(QUESTION_FRAME.sub("", query.strip().rstrip("?.! ").lower()))
+        asked = without_fillers(query).rstrip("?.! ").lower()  # "so what's HBM anyway?" asks "what's HBM"
+        framed = QUESTION_FRAME.sub("", asked)
+        subject = normalise_name(first_clause(framed) if framed != asked else framed)  # "what is NCCL, a library?"
         if not subject:
             return []
         if subject in self.names:

@@ -92,3 +92,23 @@ def test_a_definition_question_leads_with_the_most_specific_concept_it_names(
 def test_an_apostrophe_is_not_a_quote(text: str, quoted: str | None) -> None:
     found = QUOTED.search(text)
     assert (found.group(1) if found else None) == quoted
+
+
+@pytest.mark.parametrize(
+    ("question", "entry_id"),
+    [
+        ("so what is perplexity anyway?", "glossary:perplexity"),
+        ("ok but what even is a loss curve?", "glossary:loss-curve"),
+        ("what is overfitting - just memorising the training set?", "glossary:overfitting"),
+        ("what's TensorFlow, a library or a language?", "glossary:tensorflow"),
+    ],
+)
+def test_a_name_asked_about_is_found_whatever_is_said_around_it(
+    glossary_assistant: Assistant, question: str, entry_id: str
+) -> None:
+    """The name lookup reads the question without its fillers and up to the dash or comma after the name,
+    so the page named leads as it does for the bare "what is X?"."""
+    assert entry_id in glossary_assistant.retriever.name_lookup(question)
+    answer = glossary_assistant.ask(question)
+    assert answer.sources[0].entry_id == entry_id
+    assert answer.citations and answer.citations[0].entry_id == entry_id

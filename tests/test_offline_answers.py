@@ -11,7 +11,7 @@ import pytest
 from assistant import Assistant
 from assistant.citations import verify
 from assistant.context import render_block
-from assistant.intents import compare_sides, described_sides, intent_of, subject_of
+from assistant.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
 from assistant.models.extractive import extract_answer
 from assistant.types import Entry
 from tests.conftest import glossary_assistant_of
@@ -486,6 +486,66 @@ def test_no_entry_but_papers_mention_it_is_said_plainly() -> None:
     assert lines[0] == "The knowledge has no concept page for “block table”, but these papers mention it:"
     assert lines[1].startswith("PageKV: Paged Memory for the KV Cache: PageKV avoids fragmentation")
     assert lines[1].endswith("[arxiv:2501.00001].")
+
+
+@pytest.mark.parametrize(
+    ("question", "bare"),
+    [
+        ("so what is a learning rate anyway?", "what is a learning rate?"),
+        ("ok but what even is a learning rate?", "what is a learning rate?"),
+        ("Sorry, dumb question: what exactly is a learning rate, in plain words?", "what is a learning rate?"),
+        ("what's a learning rate, really?", "what's a learning rate?"),
+        ("and what is it called?", "and what is it called?"),  # "and" leans back: a follow-up stays one
+        ("When someone says 0.9 sparse, what exactly is being measured?", None),  # no filler at the start
+        ("anyway?", None),  # fillers only: kept whole
+    ],
+)
+def test_fillers_around_a_question_do_not_change_it(question: str, bare: str | None) -> None:
+    assert without_fillers(question) == (bare or question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is a learning rate?",
+        "so what is a learning rate anyway?",
+        "what even is a learning rate?",
+        "ok but what is a learning rate really?",
+        "what's a learning rate - the step size thing or something else?",
+        "what is a learning rate, in simple terms?",
+    ],
+)
+def test_what_is_x_is_read_the_same_whatever_is_said_around_it(question: str) -> None:
+    assert intent_of(question) == "definition"
+    assert subject_of(question) == "learning rate"
+    text = answer(question, [STEP, LR, KV_PAPER])
+    assert first_line(text) == "A scalar used to train a model via gradient descent [glossary:learning-rate]."
+
+
+def test_a_subject_is_cut_at_a_dash_or_comma_only_after_a_name() -> None:
+    assert subject_of("what is NCCL, a library or a protocol?") == "nccl"
+    assert subject_of("what even is a TPU - just a GPU by another name?") == "tpu"
+    # a described subject is kept whole: what follows the dash is part of the description
+    described = "what's the failure it's guarding against - neurons leaning too hard on a few others?"
+    assert subject_of(described).endswith("neurons leaning too hard on a few others")
+
+
+def test_a_concept_page_that_only_mentions_the_name_asked_about_is_not_its_definition() -> None:
+    """ "What's a GPU?" with no GPU page: the page of "device", which lists GPUs among other hardware, is
+    not what a GPU is; the honest answer says there is no page and quotes the papers that mention it."""
+    device = Entry(
+        "glossary:device",
+        "concept",
+        "device",
+        "A category of hardware that can run a TensorFlow session, including CPUs, GPUs, and TPUs.",
+    )
+    lines = answer("what's a GPU?", [device, KV_PAPER]).splitlines()
+    assert lines[0] == "The knowledge has no concept page for “GPU”, but these papers mention it:"
+    assert lines[1].startswith("PageKV: Paged Memory for the KV Cache: Serving long prompts runs out of GPU memory")
+    assert "glossary:device" not in "\n".join(lines)
+    # a description of several words may still be answered by the definition that shares them
+    text = answer("what is TensorFlow session hardware?", [device, KV_PAPER])
+    assert first_line(text).startswith("A category of hardware that can run a TensorFlow session")
 
 
 def test_end_to_end_on_the_seed_corpus(seed_assistant: Assistant) -> None:

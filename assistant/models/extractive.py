@@ -314,7 +314,12 @@ def definition_answer(question: str, views: list[EntryView], score: Scores) -> l
     if view is None:  # described in the asker's words: the best concept page among the top entries
         concepts = [v for v in views[:3] if v.kind == "concept" and not v.is_pointer and v.sentences]
         described = content_words(subject)
-        if concepts and described & (content_words(concepts[0].title) | content_words(concepts[0].sentences[0].text)):
+        # one word the page's title lacks is a name it only mentions ("what's a GPU?" is not answered by
+        # "device: ... including CPUs, GPUs, and TPUs"); a description may share the definition's words
+        words_of = content_words(concepts[0].title) if concepts else set()
+        if concepts and len(described) > 1:
+            words_of |= content_words(concepts[0].sentences[0].text)
+        if concepts and described & words_of:
             view = concepts[0]
     if view is not None:
         view = followed(view, views)
