@@ -73,7 +73,10 @@ def pack_context(
     """Best chunks first, grouped by entry, until the token budget is spent.
 
     The top `whole_entries` entries bring all their chunks (a concept page's technology
-    list, an abstract's second half); the rest bring only their best-matching chunk.
+    list, an abstract's second half); the rest bring only their best-matching chunk. An abstract's
+    best-matching chunk comes first; a concept page's chunks keep the page's order, so a long
+    definition cut in two still opens with its first sentence ("What is a confusion matrix?" is
+    answered by "An NxN table ...", not by the worked example of its second half).
     """
     blocks: list[str] = []
     entries: dict[str, Entry] = {}
@@ -83,7 +86,9 @@ def pack_context(
         if entry is None:
             continue
         texts = [source.text]
-        if rank < whole_entries:
+        if rank < whole_entries and entry.kind == "concept":
+            texts = [c.text for c in index.chunks_of(entry.id)] or texts
+        elif rank < whole_entries:
             texts += [c.text for c in index.chunks_of(entry.id) if c.id != source.chunk_id]
         for text in texts:
             block = render_block(entry, text)

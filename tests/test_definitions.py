@@ -112,3 +112,15 @@ def test_a_name_asked_about_is_found_whatever_is_said_around_it(
     answer = glossary_assistant.ask(question)
     assert answer.sources[0].entry_id == entry_id
     assert answer.citations and answer.citations[0].entry_id == entry_id
+
+
+def test_a_long_definition_cut_in_two_opens_with_its_first_sentence(glossary_assistant: Assistant) -> None:
+    """ "confusion matrix" is indexed as two chunks and the search matches the second, its worked example;
+    the context keeps a concept page's chunks in the page's order, so the answer is the definition."""
+    retrieval = glossary_assistant.retriever.retrieve("What is a confusion matrix?", k=3)
+    assert retrieval.sources[0].entry_id == "glossary:confusion-matrix"
+    chunks = glossary_assistant.retriever.index.chunks_of("glossary:confusion-matrix")
+    assert len(chunks) == 2 and retrieval.sources[0].chunk_id == chunks[1].id  # the premise: the second matched
+    answer = glossary_assistant.ask("What is a confusion matrix?")
+    assert answer.text.startswith("An NxN table that summarizes how successful a classification model's predictions")
+    assert answer.citations[0].entry_id == "glossary:confusion-matrix"
