@@ -281,9 +281,9 @@ def subject_of(question: str) -> str:
     quoted = QUOTED.search(question)
     if quoted:
         return quoted.group(1).lower().strip()
-    q = without_fillers(question).lower().strip().rstrip("?.! ")
-    q = re.sub(
-        r"^(?:so |and |ok )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is)"
+    q = without_fillers(question).lower().strip().rstrip("?.! ")  # a leading "so" or "ok" is gone
+    q = re.sub(  # "and" is no filler (it marks a follow-up), but "and what is X?" still asks about X
+        r"^(?:and )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is)"
         r"\s+(?:an?\s+|the\s+)?",
         "",
         q,
