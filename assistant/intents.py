@@ -63,6 +63,7 @@ ASKS_FOR_ANOTHER_NAME = re.compile(
 COMPARE = re.compile(
     r"\b(?:difference|differences|differ|distinguish|compare|comparison|contrast|versus|vs\.?)\b"
     r"|\bhow is\b[^?]{1,60}\bdifferent from\b"
+    r"|^\W*(?:is|are)\b[^?]{1,60}\b(?:the same(?: thing)? as|any different from|different from)\b"
 )
 # a choice between two approaches the question has described: "what's the trade-off?", "which wins when?"
 WEIGHS_TWO = re.compile(
@@ -90,16 +91,22 @@ NUMBER = re.compile(
 HOW = re.compile(
     r"^\W*(?:so |and |but )?how (?:does|do|is|are|can|could|would|did)\b(?!\s+(?:i|we|you|one|my|our)\b)"
     r"|\bhow\b[^?]{0,60}\bworks?\b"
+    r"|^\W*(?:explain|describe) how\b(?!\s+(?:i|we|you|one|my|our)\b)"
 )
 DEFINITION = re.compile(
     r"^\W*(?:what(?:'s| is| are)|define|definition of|meaning of)\b|\bwhat does\b[^?]{1,40}\bmean\b"
     r"|\bwhat (?:exactly|actually|even) (?:is|are|does)\b|\bin plain terms\b"
+    # "explain dropout to me", "eli5 attention": a thing to explain, not how it works or why
+    r"|^\W*(?:eli5\b:?\s*)?(?:explain|describe)\s+(?!(?:how|why|what|when|where|which|whether|the difference)\b)\S+"
+    r"|^\W*eli5\b"
 )
 SIDES = (
     re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.]|$)"),
     re.compile(r"(?P<a>[\w .\-/]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-/]+)"),
     re.compile(r"\bcompare (?P<a>.+?) (?:and|with|to) (?P<b>.+?)(?:[?.]|$)"),
     re.compile(r"\bhow is (?P<a>.+?) different from (?P<b>.+?)(?:[?.]|$)"),
+    # "is softmax the same as sigmoid?", "are epochs any different from iterations?"
+    re.compile(r"^(?:is|are) (?P<a>.+?) (?:the same(?: thing)? as|any different from|different from) (?P<b>.+?)$"),
 )
 # two approaches described rather than named, each side's words as the asker wrote them
 DESCRIBED_SIDES = (
@@ -158,7 +165,9 @@ LEADING_FILLER = re.compile(
 )
 TRAILING_FILLER = re.compile(
     r"(?:[,\s]+(?:anyway|anyways|again|really|exactly|then|though|tho|lol|haha"
-    r"|in (?:plain|simple|layman'?s'?|everyday) (?:words|terms|english)|for (?:a )?beginners?))+\s*(?=[?.!]*\s*$)",
+    r"|in (?:plain|simple|layman'?s'?|everyday) (?:words|terms|english)|for (?:a )?beginners?"
+    r"|(?:to me )?like (?:i'?m|i am) (?:five|5|a (?:kid|child|beginner|newbie))|to me|simply|briefly))+"
+    r"\s*(?=[?.!]*\s*$)",
     re.I,
 )
 ASKING_ADVERB = re.compile(  # at the start only: "..., what exactly is being measured?" keeps its cue
@@ -283,7 +292,8 @@ def subject_of(question: str) -> str:
         return quoted.group(1).lower().strip()
     q = without_fillers(question).lower().strip().rstrip("?.! ")  # a leading "so" or "ok" is gone
     q = re.sub(  # "and" is no filler (it marks a follow-up), but "and what is X?" still asks about X
-        r"^(?:and )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is)"
+        r"^(?:and )?(?:what(?:'s| is| are)|define|definition of|meaning of|what exactly is|what actually is"
+        r"|(?:eli5:?\s*)?(?:explain|describe)|eli5:?)"
         r"\s+(?:an?\s+|the\s+)?",
         "",
         q,

@@ -42,6 +42,7 @@ FEEDBACK_WEIGHT = 0.5  # widens the pool the learned order sees; its rank is a f
 COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
 CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
 PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
+OWN_NAME_BONUS = 0.5  # of a top score: the page whose own title the name is, before pages sharing it
 SYNONYM_DEPTH = 2  # the first entries whose other-name pages follow them (calibration half R@5: 1 -> 0.904, 2 -> 0.910)
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
@@ -149,19 +150,36 @@ class Retriever:
         return [*head, *moved.items(), *rest]
 
     def name_lookup(self, query: str) -> list[str]:
-        """Entries whose title or alias is what the question asks about (exact, then fuzzy)."""
+        """Entries whose title or alias is what the question asks about (exact, then fuzzy); the page whose
+        own title it is first (`owner_of_name`)."""
+        found, owner = self.named_pages(query)
+        return [owner, *(e for e in found if e != owner)] if owner else found
+
+    def named_pages(self, query: str) -> tuple[list[str], str | None]:
+        """The entries the question's subject names, and the one whose own title it is (or None)."""
         asked = without_fillers(query).rstrip("?.! ").lower()  # "so what's HBM anyway?" asks "what's HBM"
         framed = QUESTION_FRAME.sub("", asked)
         subject = normalise_name(first_clause(framed) if framed != asked else framed)  # "what is NCCL, a library?"
         if not subject:
-            return []
-        if subject in self.names:
-            return self.names[subject]
-        if len(subject) >= 5 and len(subject.split()) <= 4:
+            return [], None
+        if subject not in self.names and len(subject) >= 5 and len(subject.split()) <= 4:
             close = difflib.get_close_matches(subject, list(self.names), n=1, cutoff=0.9)
-            if close:
-                return self.names[close[0]]
-        return []
+            subject = close[0] if close else subject
+        found = list(self.names.get(subject, []))
+        return found, self.owner_of_name(subject, found)
+
+    def owner_of_name(self, name: str, entry_ids: list[str]) -> str | None:
+        """Of several pages a name reaches, the one whose own title it is, when that page is more than another
+        name: "tensor" reaches Tensor, and rank (Tensor) and shape (Tensor) by their qualifier, which the
+        glossary's titles share with aliases ("(GAN)"); "TPU" reaches a page that only says "Abbreviation
+        for Tensor Processing Unit", so there the search decides, as it does for a single page."""
+        if len(entry_ids) < 2:
+            return None
+        for entry_id in entry_ids:
+            entry = self.index.entries[entry_id].entry
+            if normalise_name(entry.title) == name and not POINTS_TO.match(entry.text.strip()):
+                return entry_id
+        return None
 
     def concepts_named_in(self, text: str, longest: int = 5) -> list[str]:
         """Concept pages whose title or alias the text uses anywhere ("How do LSTMs keep context?" -> Long
@@ -279,7 +297,8 @@ class Retriever:
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
         feedback = self.feedback(searched, dense, kind) if self.mode == "hybrid" else []
-        named = [e for e in self.name_lookup(query) if kind is None or self.index.entries[e].entry.kind == kind]
+        pages, owner = self.named_pages(query)
+        named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
         legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}, "feedback": {}}  # rank, score
@@ -308,8 +327,8 @@ class Retriever:
             if kind is None or self.index.entries[found].entry.kind == kind:
                 fused[found] = fused.get(found, 0.0) + CARRIED_BONUS * best
                 chunks.setdefault(found, best_named_chunk(self.index.chunks_of(found), query))
-        for entry_id in named:
-            fused[entry_id] = fused.get(entry_id, 0.0) + 2 * best  # names outrank any fusion
+        for entry_id in named:  # names outrank any fusion; a name's own page before those that share it
+            fused[entry_id] = fused.get(entry_id, 0.0) + (2 + OWN_NAME_BONUS * (entry_id == owner)) * best
             chunks.setdefault(entry_id, best_named_chunk(self.index.chunks_of(entry_id), query))
         if tags:
             wanted = {t.lower() for t in tags}

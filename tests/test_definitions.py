@@ -29,6 +29,8 @@ TERMS = {
     "shape (Tensor)",
     "Tensor",
     "TensorFlow",
+    "TPU",
+    "Tensor Processing Unit (TPU)",
     "convergence",
     "loss",
     "loss curve",
@@ -124,3 +126,29 @@ def test_a_long_definition_cut_in_two_opens_with_its_first_sentence(glossary_ass
     answer = glossary_assistant.ask("What is a confusion matrix?")
     assert answer.text.startswith("An NxN table that summarizes how successful a classification model's predictions")
     assert answer.citations[0].entry_id == "glossary:confusion-matrix"
+
+
+@pytest.mark.parametrize(
+    "question", ["what is a tensor?", "what is a Tensor - just an array?", "what's a tensor, really?"]
+)
+def test_a_name_several_pages_share_leads_with_the_page_it_is_the_title_of(
+    glossary_assistant: Assistant, question: str
+) -> None:
+    """ "tensor" is also reached by the qualifier of "rank (Tensor)" and "shape (Tensor)", which the glossary's
+    titles share with aliases; the page titled "Tensor" is the one asked about."""
+    assert glossary_assistant.retriever.name_lookup(question)[0] == "glossary:tensor"
+    answer = glossary_assistant.ask(question)
+    assert answer.sources[0].entry_id == "glossary:tensor"
+    assert answer.citations[0].entry_id == "glossary:tensor"
+
+
+def test_a_name_whose_own_page_is_only_another_name_leaves_the_order_to_the_search(
+    glossary_assistant: Assistant,
+) -> None:
+    """ "TPU" is the title of a page that only says "Abbreviation for Tensor Processing Unit": the page it
+    points to, which the search ranks first, answers."""
+    retriever = glossary_assistant.retriever
+    assert set(retriever.name_lookup("what is a TPU?")) == {"glossary:tpu", "glossary:tensor-processing-unit-tpu"}
+    assert retriever.named_pages("what is a TPU?")[1] is None
+    answer = glossary_assistant.ask("what is a TPU?")
+    assert answer.citations[0].entry_id == "glossary:tensor-processing-unit-tpu"

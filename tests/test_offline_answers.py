@@ -12,7 +12,7 @@ from assistant import Assistant
 from assistant.citations import verify
 from assistant.context import render_block
 from assistant.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
-from assistant.models.extractive import extract_answer
+from assistant.models.extractive import entry_views, extract_answer, named, parse_prompt
 from assistant.types import Entry
 from tests.conftest import glossary_assistant_of
 
@@ -635,3 +635,87 @@ def test_a_technology_a_page_explains_does_not_name_the_page(seed_assistant: Ass
     assert retriever.name_lookup("NCCL") == ["MLD-0472"]  # found by the technology it explains
     assert retriever.concepts_named_in("how fast is NCCL on one node?") == []  # but the asker named NCCL, not GPU
     assert retriever.concepts_named_in("what do GPUs do?") == ["MLD-0472"]
+
+
+SOFTMAX = Entry(
+    "glossary:softmax",
+    "concept",
+    "softmax",
+    "A function that determines probabilities for each possible class in a multi-class classification model.",
+)
+SIGMOID = Entry(
+    "glossary:sigmoid-function",
+    "concept",
+    "sigmoid function",
+    "A function that squishes an input or output value into a constrained range, usually 0 to 1 or -1 to +1.",
+)
+DROPOUT = Entry(
+    "glossary:dropout-regularization",
+    "concept",
+    "dropout regularization",
+    "A form of regularization useful in training neural networks. It removes a random selection of units.",
+)
+CO_ADAPTATION = Entry(
+    "glossary:co-adaptation",
+    "concept",
+    "co-adaptation",
+    "When neurons predict patterns by relying almost exclusively on specific other neurons. Dropout reduces it.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        ("is softmax the same as sigmoid?", ("softmax", "sigmoid")),
+        ("Are epochs any different from iterations?", ("epochs", "iterations")),
+        ("is a tensor the same thing as an array?", ("tensor", "array")),
+    ],
+)
+def test_is_a_the_same_as_b_is_a_comparison(question: str, sides: tuple[str, str]) -> None:
+    assert intent_of(question) == "compare"
+    assert compare_sides(question.lower()) == sides
+
+
+def test_a_side_named_by_the_head_of_a_title_is_answered_by_that_page() -> None:
+    """ "sigmoid" is no page's title, but "sigmoid function" is the only page it heads: its definition,
+    not the sentence of another page that mentions sigmoids."""
+    logits = Entry(
+        "glossary:logits",
+        "concept",
+        "logits",
+        "The vector of raw predictions that a classification model generates, passed to a sigmoid or a softmax.",
+    )
+    lines = answer("is softmax the same as sigmoid?", [SOFTMAX, logits, SIGMOID]).splitlines()
+    assert lines[0].startswith("softmax: A function that determines probabilities")
+    assert lines[1].startswith("sigmoid function: A function that squishes an input")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["explain dropout to me like I'm five", "eli5: dropout", "describe dropout briefly", "what is dropout?"],
+)
+def test_explain_x_asks_what_x_is(question: str) -> None:
+    assert intent_of(question) == "definition"
+    assert subject_of(question) == "dropout"
+    text = answer(question, [CO_ADAPTATION, DROPOUT])
+    definition = "A form of regularization useful in training neural networks [glossary:dropout-regularization]."
+    assert first_line(text) == definition
+
+
+def test_explain_how_asks_how_and_explain_how_we_describes_a_problem() -> None:
+    assert intent_of("explain how ZeRO shards optimizer state") == "how"
+    assert intent_of("Explain how we should size our inference cluster") == "problem"
+    assert intent_of("explain the difference between data and tensor parallelism") == "compare"
+
+
+def test_a_subject_heading_two_titles_names_neither() -> None:
+    """ "batch" heads "batch size" and "batch normalization": the subject does not say which page it is,
+    while "sigmoid" heads one title only."""
+    size = Entry("glossary:batch-size", "concept", "batch size", "The number of examples in a batch.")
+    norm = Entry("glossary:batch-normalization", "concept", "batch normalization", "Normalizing a layer's inputs.")
+    context = "\n\n".join(render_block(e, f"{e.title}\n{e.text}") for e in [norm, size, SIGMOID])
+    _, candidates = parse_prompt(f"Context entries:\n\n{context}\n\nQuestion: what is a batch?")
+    views = entry_views(candidates)
+    assert named(views, "batch") is None
+    found = named(views, "sigmoid")
+    assert found is not None and found.entry_id == "glossary:sigmoid-function"

@@ -222,7 +222,24 @@ def named(views: list[EntryView], subject: str) -> EntryView | None:
             title = normalise_name(re.sub(r"\s*\([^)]*\)", "", view.title))
             if " " not in title and (title.startswith(wanted) or wanted.startswith(title)) and len(title) >= 5:
                 return view
-    return None
+    return headed_by(views, wanted)
+
+
+def headed_by(views: list[EntryView], wanted: str) -> EntryView | None:
+    """The one concept whose title is the subject and one more word ("sigmoid" names "sigmoid function",
+    "dropout" names "dropout regularization"); None when two titles qualify ("batch": "batch size" and
+    "batch normalization"), since then the subject does not say which."""
+    if len(wanted) < 4:
+        return None
+    found = [
+        v
+        for v in views
+        if v.kind == "concept"
+        and (title := normalise_name(re.sub(r"\s*\([^)]*\)", "", v.title)).split())
+        and len(title) == len(wanted.split()) + 1
+        and " ".join(title[:-1]) == wanted
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def followed(view: EntryView, views: list[EntryView]) -> EntryView:
