@@ -48,6 +48,7 @@ DEFAULT_FILES = [
         "realistic-dev3",
         "realistic-dev4",
         "realistic-dev5",
+        "realistic-dev6",
     )
 ]
 
