@@ -70,8 +70,9 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|^\W*what(?:'s| is) the (?:total )?number of\b"
     ),
     "spec": re.compile(
-        r"\bhow much (?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth|power)\b"
-        r"(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
+        # "how much HBM does an H200 have?"; not a gain a paper reports ("how much more bandwidth ... did it claim?")
+        r"\bhow much (?!(?:more|less|extra|higher|lower|better)\b)(?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth"
+        r"|power)\b(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
         r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
         r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b|\bwhat (?:\w+ )?bandwidth does (?:a|an|one|the)\b"
         r"|\bhow fast is (?:nvlink|pcie|infiniband|hbm\w*|ethernet|cxl|ucie)\b"
@@ -111,6 +112,13 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"(?:llm|model|gpu|card|cloud|provider|framework|library|tool|stack)s? (?:to|for)\b"
     ),
 }
+# a price as a figure of speech, which asks for no price: "is there a price in output quality?", "the price
+# we pay in accuracy", "at the price of stability"
+FIGURATIVE_PRICE = re.compile(
+    r"\b(?:pay|paid|pays|paying) (?:a|the|any|some|that) (?:\w+ )?price\b"
+    r"|\bprice (?:in (?!(?:dollars|euros?|usd|eur|gbp|pounds|yen|yuan|rupees|cash|total)\b)|to pay|we pay|you pay|paid)"
+    r"|\bat the (?:\w+ )?price of\b"
+)
 # What an entry sentence must hold to answer each kind (besides the question's subject).
 VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "price": re.compile(r"\$\s?\d|\b\d[\d,.]*\s?(?:usd|dollars?)\b|\bper hour\b|\bprice[sd]? (?:of|at)\b", re.I),
@@ -187,7 +195,7 @@ def asked_kind(question: str) -> str | None:
 
 def pattern_kind(question: str) -> str | None:
     """The first kind whose pattern the lower-cased question matches."""
-    lowered = question.lower()
+    lowered = FIGURATIVE_PRICE.sub(" ", question.lower())
     for kind, pattern in VALUE_KINDS.items():
         if pattern.search(lowered):
             return kind
@@ -339,6 +347,14 @@ def counts(sentence: str, counted: str, question: str) -> bool:
 
 COUNTED_ALIASES = {"peopl": ("user", "client"), "person": ("user", "client")}
 NUMBER = re.compile(r"^\d[\d,.]*[kmb]?$")
+# contractions typed without the apostrophe and chat filler: no entry has them, and they say nothing about
+# whether the knowledge answers ("why bother tho, whats wrong with pasting the readings in?")
+CHAT_SPELLING = re.compile(
+    r"\b(?:whats|thats|theres|whos|hows|wheres|dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|wont|couldnt"
+    r"|wouldnt|shouldnt|havent|hasnt|im|ive|youre|theyre|weve|tho|lol|gonna|wanna|kinda|sorta|idk|btw|tbh|imo"
+    r"|pls|plz|thx)\b",
+    re.I,
+)
 NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "dozen", "dozens"}
     | {"hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion"}
@@ -354,7 +370,7 @@ def gather(
     entries: int,
 ) -> Evidence:
     kind = asked_kind(question)
-    asked = content_words(question)
+    asked = content_words(CHAT_SPELLING.sub("", question))  # "whats", "tho": typed fast, not unknown topics
     unknown = 0.0
     if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w in asked if not known_word(w, document_frequency)) / len(asked)

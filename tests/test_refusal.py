@@ -80,6 +80,11 @@ def test_the_value_a_question_asks_for(question: str, kind: str) -> None:
         "Newton-Schulz gets pricey for huge matrices. How can you cut that cost?",  # compute, not money
         "the power draw swings every step. What options exist to smooth it out?",  # not command-line options
         "our docker containers take a minute to start on each GPU node; any research on that?",  # no command asked
+        # a price as a figure of speech, and a gain a paper reports, not a product's spec
+        "moving from the simple multi-GPU wrapper to the fully sharded one cuts the time, but is there a price in "
+        "output quality?",
+        "is the price we pay in accuracy for 4-bit weights worth it?",
+        "how much more bandwidth per millimetre of chip edge, and how much less power, did that proposal claim?",
     ],
 )
 def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question: str) -> None:
@@ -179,6 +184,29 @@ def test_names_that_set_the_scene_need_only_be_in_the_entry_names_asked_about_in
     assert kind_supported("count", setup + "How many separate series could it handle in one go?", [forecast])
     fleet = entry("ByteDance trains its LLMs in production. Our cluster has 12,288 GPUs.")
     assert not kind_supported("count", "how many GPUs are in ByteDance's LLM training cluster?", [fleet])
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("what's the price in euros of an H100?", "price"),
+        ("what price did they set for the B200?", "price"),
+        ("how much HBM does an H200 have?", "spec"),
+    ],
+)
+def test_a_price_or_spec_asked_plainly_is_still_asked(question: str, kind: str) -> None:
+    assert pattern_kind(question) == kind
+
+
+def test_words_typed_without_their_apostrophe_are_not_unknown_topic_words() -> None:
+    """ "whats" and "tho" are in no entry, but they are the asker's typing, not an off-topic subject: in the
+    follow-up "why bother tho, whats wrong with pasting the raw readings into the prompt?" every other word
+    is known, so no word of it is unknown."""
+    frequency = {"bother": 2, "wrong": 40, "paste": 3, "raw": 30, "read": 50, "prompt": 90}
+    question = "why bother tho, whats wrong with pasting the raw readings into the prompt?"
+    assert gather(question, 0.25, [], frozenset(), frequency, 2000).unknown_share == 0.0
+    off_topic = gather("whats the best sourdough hydration tho?", 0.25, [], frozenset(), frequency, 2000)
+    assert off_topic.unknown_share == 1.0  # the topic words still count
 
 
 def test_a_hyphenated_compound_is_known_when_its_parts_are() -> None:
