@@ -4,9 +4,10 @@
 Training questions: the answerable calibration questions (the calibration half of
 `realistic.jsonl`, `realistic-dev.jsonl`, `realistic-dev2.jsonl`, `realistic-dev3.jsonl`,
 `realistic-dev4.jsonl`); the test half and `realistic-dev5.jsonl` stay out, so they measure the
-model. Each question's search is run as the chain runs it and what retrieval knew of its best fused
-candidates is kept in `scripts/ranker_candidates.jsonl.gz` (`--collect`; needs the mlsys index,
-about eleven minutes on 2 cores). Fitting reads only that file: pairwise logistic regression (each
+model (a refit that added `realistic-dev6.jsonl` was measured and left out: see the README). Each
+question's search is run as the chain runs it and what retrieval knew of its best fused candidates
+is kept in `scripts/ranker_candidates.jsonl.gz` (`--collect`; needs the mlsys index, about eleven
+minutes on 2 cores). Fitting reads only that file: pairwise logistic regression (each
 gold candidate against each other candidate of its question, both ways), L2 with C = 10, Newton's
 method from zeros, so the same file gives the same weights. `--cross-validate` fits on four sets
 and measures the fifth, for each (how C was chosen).
