@@ -19,7 +19,7 @@ from typing import Any
 
 from assistant.concept_page import is_concept_page, parse_concept_page
 from assistant.paper_links import linked_paper
-from assistant.text import clean, slugify, strip_tags
+from assistant.text import clean, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
 
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl")
@@ -355,7 +355,7 @@ def glossary_entries(records: list[tuple[int, dict[str, Any]]], shown: str, corp
         title = clean(strip_tags(term))
         aliases = re.findall(r"\(([^)]+)\)", title)
         entry_id = f"glossary:{slugify(title)}"
-        base = re.sub(r"\s*\([^)]*\)", "", title)
+        base = without_parenthesis(title)
         for key in (title, base, *aliases):
             by_anchor.setdefault(slugify(key), entry_id)
         valid.append((number, record, title, aliases))
@@ -364,7 +364,7 @@ def glossary_entries(records: list[tuple[int, dict[str, Any]]], shown: str, corp
         definition = clean(record["definition"]).replace("[$$]", "$").replace("[/$$]", "$").replace(" ,", ",")
         definition = re.sub(r"\s+([.;:])", r"\1", definition)
         fields = {"aliases": aliases, "related": [r for r in dict.fromkeys(related) if r]}
-        anchor = re.sub(r"\s+", "_", re.sub(r"\s*\([^)]*\)", "", title).lower())
+        anchor = re.sub(r"\s+", "_", without_parenthesis(title).lower())
         yield Entry(
             f"glossary:{slugify(title)}",
             "concept",

@@ -29,7 +29,7 @@ from assistant.intents import first_clause, without_fillers
 from assistant.ranker import Candidate, learned_order
 from assistant.refusal import names_in
 from assistant.rerank import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
-from assistant.text import POINTER_PHRASES, content_words, lexical_tokens, rarity, words
+from assistant.text import POINTER_PHRASES, content_words, lexical_tokens, rarity, without_parenthesis, words
 from assistant.types import Chunk, Source
 from assistant.user_terms import with_literature_terms
 
@@ -42,7 +42,7 @@ FEEDBACK_WEIGHT = 0.5  # widens the pool the learned order sees; its rank is a f
 COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
 CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
 PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
-OWN_NAME_BONUS = 0.5  # of a top score: the page whose own title the name is, before pages sharing it
+OWN_NAME_BONUS = 0.5  # of a top score: lifts the page whose own title the name is over pages sharing the name
 SYNONYM_DEPTH = 2  # the first entries whose other-name pages follow them (calibration half R@5: 1 -> 0.904, 2 -> 0.910)
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
@@ -97,7 +97,7 @@ class Retriever:
             entry = item.entry
             if entry.kind != "concept":
                 continue
-            keys = {entry.title, re.sub(r"\s*\([^)]*\)", "", entry.title), *entry.fields.get("aliases", [])}
+            keys = {entry.title, without_parenthesis(entry.title), *entry.fields.get("aliases", [])}
             for key in keys:
                 norm = normalise_name(key)
                 if norm and entry_id not in table.get(norm, []):
@@ -222,7 +222,7 @@ class Retriever:
 
     def bare_title(self, entry_id: str) -> str:
         """The entry's title without its parenthesis: "rank (Tensor)" -> "rank"."""
-        return re.sub(r"\s*\([^)]*\)", "", self.index.entries[entry_id].entry.title)
+        return without_parenthesis(self.index.entries[entry_id].entry.title)
 
     def source_of(self, entry_id: str, query: str) -> Source:
         """An entry the question names, as a search result: its chunk sharing most words with the query."""

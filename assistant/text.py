@@ -169,6 +169,11 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def without_parenthesis(title: str) -> str:
+    """A title without its parenthesised alias or qualifier: "rank (Tensor)" -> "rank", "GAN" unchanged."""
+    return re.sub(r"\s*\([^)]*\)", "", title)
+
+
 def strip_tags(text: str) -> str:
     return re.sub(r"<[^>]+>", "", text)
 

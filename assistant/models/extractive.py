@@ -18,7 +18,7 @@ from assistant.context import own_words, parse_blocks, split_prompt
 from assistant.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
 from assistant.models.text_reply import TextReplyModel
 from assistant.prompts import load_prompt
-from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences
+from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
 from assistant.user_terms import with_literature_terms
 
 INTENTS = (
@@ -212,14 +212,14 @@ def named(views: list[EntryView], subject: str) -> EntryView | None:
         if view.kind != "concept":
             continue
         title = view.title.lower()
-        names = {normalise_name(title), normalise_name(re.sub(r"\s*\([^)]*\)", "", title))}
+        names = {normalise_name(title), normalise_name(without_parenthesis(title))}
         names |= {normalise_name(a) for a in re.findall(r"\(([^)]+)\)", title)}
         squashed = {n.replace(" ", "") for n in names}  # "iid" names `i.i.d.`
         if wanted in names or wanted.removesuffix("s") in names or wanted.replace(" ", "") in squashed:
             return view
     for view in views:  # "overfit" names "overfitting": a word form of the whole title
         if view.kind == "concept" and len(wanted) >= 5 and " " not in wanted:
-            title = normalise_name(re.sub(r"\s*\([^)]*\)", "", view.title))
+            title = normalise_name(without_parenthesis(view.title))
             if " " not in title and (title.startswith(wanted) or wanted.startswith(title)) and len(title) >= 5:
                 return view
     return headed_by(views, wanted)
@@ -231,14 +231,11 @@ def headed_by(views: list[EntryView], wanted: str) -> EntryView | None:
     "batch normalization"), since then the subject does not say which."""
     if len(wanted) < 4:
         return None
-    found = [
-        v
-        for v in views
-        if v.kind == "concept"
-        and (title := normalise_name(re.sub(r"\s*\([^)]*\)", "", v.title)).split())
-        and len(title) == len(wanted.split()) + 1
-        and " ".join(title[:-1]) == wanted
-    ]
+    found = []
+    for view in views:
+        title = normalise_name(without_parenthesis(view.title)).split()
+        if view.kind == "concept" and len(title) == len(wanted.split()) + 1 and " ".join(title[:-1]) == wanted:
+            found.append(view)
     return found[0] if len(found) == 1 else None
 
 
