@@ -3,7 +3,9 @@
 A concept page keeps its definition, example and caveat together with its title (that is
 what answers "what is X?"); technology connections and references become their own
 chunks; a long abstract splits on sentence boundaries with a sentence of overlap. Every
-chunk starts with its entry's title, so a chunk retrieved alone still says what it is about.
+chunk starts with its entry's title, so a chunk retrieved alone still says what it is about,
+except an asked-as description (`assistant.asked_as`): one chunk each, in the asker's words alone,
+since it stands for someone who does not know the title.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from assistant.asked_as import FIELD as ASKED_AS
+from assistant.asked_as import descriptions_of
 from assistant.concept_page import families, is_page_entry
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Chunk, Entry
@@ -52,6 +56,10 @@ class Chunker:
             head = f"{title} — {label}" if label else title
             for number, body in enumerate(self.pack(head, sentences, joiner)):
                 out.append(Chunk(f"{entry.id}::{field}:{number}", entry.id, entry.kind, entry.title, field, body))
+        for number, description in enumerate(descriptions_of(entry)):
+            for part, body in enumerate(self.pack("", [description])):
+                chunk_id = f"{entry.id}::{ASKED_AS}:{number}" + (f".{part}" if part else "")
+                out.append(Chunk(chunk_id, entry.id, entry.kind, entry.title, ASKED_AS, body.strip()))
         return out
 
     def pack(self, heading: str, sentences: list[str], joiner: str = " ") -> list[str]:

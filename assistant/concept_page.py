@@ -32,7 +32,7 @@ STATUS_LINE = re.compile(r"^Original reference page\b|detailed expansion pending
 # every field the statements below render; any other field is an unknown heading, kept as its own family
 CORE_FIELDS = ("definition", "example", "caveat", "aliases", "level", "stages", "tags")
 RELATED_FIELDS = ("related_concepts", "linking_here")
-META_FIELDS = ("section", "context", "status", "sources", "anchors")
+META_FIELDS = ("section", "context", "status", "sources", "anchors", "asked_as", "asked_as_sources")  # not page text
 KNOWN_FIELDS = frozenset({*CORE_FIELDS, "technology", "references", *RELATED_FIELDS, *META_FIELDS})
 
 

@@ -27,11 +27,13 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from assistant.asked_as import FIELD as ASKED_AS
+from assistant.asked_as import descriptions_of, with_descriptions
 from assistant.chunking import Chunker
 from assistant.embeddings import (
     Embedder,
@@ -61,7 +63,8 @@ from assistant.types import Chunk, Entry, Problem
 
 EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
 PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
-VOLATILE_FIELDS = ("sources", "anchors")  # where an entry was read from does not change what it says
+# where an entry was read from does not change what it says
+VOLATILE_FIELDS = ("sources", "anchors", "asked_as_sources")
 WRITE_QUEUE = 2  # encoded batches waiting for the writer; encoding stops when a write fails
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 EF_SEARCH = 500  # HNSW search breadth: a narrow search returns a tail that differs between processes
@@ -222,8 +225,9 @@ class Index:
         return item.entry if item else None
 
     def chunks_of(self, entry_id: str) -> list[Chunk]:
+        """The entry's own chunks, in order: what context and citations may quote (no asked-as chunk)."""
         item = self.entries.get(entry_id)
-        return list(item.chunks) if item else []
+        return [c for c in item.chunks if c.field != ASKED_AS] if item else []
 
     @property
     def chunks(self) -> list[Chunk]:
@@ -494,7 +498,9 @@ class Index:
         chunking = self.chunker.settings()
         fresh: dict[str, StoredEntry] = {}
         to_embed: list[StoredEntry] = []
+        damaged = [problem.path for problem in corpus.problems if problem.damaged]
         for entry_id, entry in corpus.entries.items():
+            entry = self.described_as_before(entry, damaged)
             digest = entry_hash(entry, chunking)
             old = self.entries.get(entry_id)
             if old is not None and old.hash == digest:
@@ -507,7 +513,6 @@ class Index:
                 report.added += 1
             else:
                 report.updated += 1
-        damaged = [problem.path for problem in corpus.problems if problem.damaged]
         files = as_now(files, damaged)
         for entry_id, old in self.entries.items():  # nothing indexed is lost to a file or folder that fails to read
             sources = old.entry.fields.get("sources") or [old.entry.source]
@@ -573,6 +578,19 @@ class Index:
         report.entries, report.chunks = len(self.entries), len(self._rows)
         report.seconds = time.perf_counter() - started
         return report
+
+    def described_as_before(self, entry: Entry, damaged: list[str]) -> Entry:
+        """The entry with the asked-as descriptions it was indexed with that came from a file that now
+        fails to read: a damaged description file does not strip the entries it describes."""
+        old = self.entries.get(entry.id)
+        if old is None or not damaged:
+            return entry
+        sources = old.entry.fields.get("asked_as_sources", [])
+        if not any(under(source.rpartition(":")[0], damaged) for source in sources):
+            return entry
+        kept = with_descriptions(entry, descriptions_of(old.entry))
+        known = list(dict.fromkeys([*entry.fields.get("asked_as_sources", []), *sources]))
+        return replace(kept, fields={**kept.fields, "asked_as_sources": known})
 
     def _record_files(self, manifest: dict[str, Any], files: dict[str, Any]) -> None:
         """Refresh the fingerprints of an unchanged generation (touched files, or an index from before them)."""

@@ -1,7 +1,8 @@
 """Readers for every knowledge format, turning files into `Entry` objects.
 
 Formats: concept pages (parsed by `assistant.concept_page`) and related-papers pages (text),
-arXiv and glossary records (JSON Lines). A malformed file or line becomes a `Problem` naming
+arXiv and glossary records (JSON Lines), and asked-as records that describe an entry for search
+(`assistant.asked_as`). A malformed file or line becomes a `Problem` naming
 file, line and what was expected; it is skipped and the rest of the corpus still loads.
 """
 
@@ -13,10 +14,11 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from assistant.asked_as import is_asked_as_record, read_record, with_descriptions
 from assistant.concept_page import is_concept_page, parse_concept_page
 from assistant.paper_links import linked_paper
 from assistant.text import clean, slugify, strip_tags, without_parenthesis
@@ -39,6 +41,7 @@ class Corpus:
     entries: dict[str, Entry] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    asked_as: list[tuple[str, list[str], str]] = field(default_factory=list)  # entry id, descriptions, path:line
 
     def add(self, entry: Entry) -> None:
         """Add an entry; the same abstract twice merges sources, another clash is a problem."""
@@ -169,7 +172,22 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
                 else (f"cannot read the file ({error.strerror or type(error).__name__})")
             )
             corpus.problems.append(Problem(shown, 0, f"{reason} - its entries are kept as they were"))
+    attach_descriptions(corpus)
     return corpus
+
+
+def attach_descriptions(corpus: Corpus) -> None:
+    """Asked-as descriptions onto the entries they name, wherever in the knowledge those were read."""
+    for entry_id, descriptions, source in corpus.asked_as:
+        entry = corpus.entries.get(entry_id)
+        if entry is None:
+            path, _, line = source.rpartition(":")
+            message = f"asked-as descriptions of {entry_id}, which no entry has - check the id"
+            corpus.problems.append(Problem(path, int(line), message, damaged=False))
+            continue
+        described = with_descriptions(entry, descriptions)
+        sources = [*entry.fields.get("asked_as_sources", []), source]
+        corpus.entries[entry_id] = replace(described, fields={**described.fields, "asked_as_sources": sources})
 
 
 def read_file(path: Path, shown: str, corpus: Corpus) -> None:
@@ -293,7 +311,7 @@ def readable_title(text: str, limit: int = TITLE_CHARS) -> str:
 
 
 def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
-    """arXiv or glossary records, one per line; a broken line is a problem, the rest loads."""
+    """arXiv, glossary or asked-as records, one per line; a broken line is a problem, the rest loads."""
     glossary: list[tuple[int, dict[str, Any]]] = []
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -315,6 +333,12 @@ def read_jsonl(path: Path, shown: str, corpus: Corpus) -> None:
             elif "question" in record and number == 1:
                 corpus.problems.append(Problem(shown, 1, "a question set, not knowledge - skipped", damaged=False))
                 return
+            elif is_asked_as_record(record):
+                read = read_record(record, shown, number)
+                if isinstance(read, Problem):
+                    corpus.problems.append(read)
+                else:
+                    corpus.asked_as.append((*read, f"{shown}:{number}"))
             elif "term" in record or "definition" in record:
                 glossary.append((number, record))
             else:

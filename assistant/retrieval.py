@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
 
+from assistant.asked_as import FIELD as ASKED_AS
 from assistant.citations import canonical
 from assistant.embeddings import question_pieces_for
 from assistant.feedback import FEEDBACK_CHUNKS, feedback_terms
@@ -341,14 +342,23 @@ class Retriever:
         if kind in (None, "concept") and not tags:
             ordered = self.with_other_names(ordered, chunks)
         ordered = ordered[:k]
+        shown = {e: self.quotable(chunks[e]) for e, _ in ordered}
         sources = [
-            Source(e, chunks[e].id, chunks[e].title, chunks[e].kind, chunks[e].text, round(min(1.0, s / best), 4), rank)
+            Source(e, shown[e].id, shown[e].title, shown[e].kind, shown[e].text, round(min(1.0, s / best), 4), rank)
             for rank, (e, s) in enumerate(ordered, start=1)
         ]
         top_coverage = max((covered.get(e, 0.0) for e, _ in ordered[:5]), default=0.0)
         similarity = dense[0][1] if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
+
+    def quotable(self, chunk: Chunk) -> Chunk:
+        """The chunk itself, or for an asked-as description that matched, its entry's first own chunk:
+        a description finds an entry but is never what an answer quotes."""
+        if chunk.field != ASKED_AS:
+            return chunk
+        own = self.index.chunks_of(chunk.entry_id)
+        return own[0] if own else chunk
 
     def feedback(self, searched: str, dense: list[tuple[Chunk, float]], kind: str | None) -> list[tuple[Chunk, float]]:
         """The lexical search of the question with the rare words of the dense leg's best chunks added

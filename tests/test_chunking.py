@@ -93,13 +93,17 @@ def test_encoder_limit_binds_where_cl100k_does_not(cl100k, minilm) -> None:
 
 
 def test_every_chunk_knows_its_entry_and_starts_with_the_title(corpus_chunks) -> None:
+    """...except an asked-as description, which is the asker's words alone (`assistant.asked_as`)."""
     seen: set[str] = set()
     for entry_id, (entry, chunks) in corpus_chunks.items():
         assert chunks, entry_id
         for chunk in chunks:
             assert (chunk.entry_id, chunk.kind, chunk.title) == (entry.id, entry.kind, entry.title)
             assert chunk.field
-            assert chunk.text.startswith(entry.title + "\n") or chunk.text.startswith(entry.title + " — ")
+            if chunk.field == "asked_as":
+                assert chunk.text in entry.fields["asked_as"]
+            else:
+                assert chunk.text.startswith(entry.title + "\n") or chunk.text.startswith(entry.title + " — ")
             assert re.fullmatch(re.escape(entry.id) + r"::[a-z_]+:\d+", chunk.id)
             assert chunk.id.split("::")[1].split(":")[0] == chunk.field
             assert chunk.id not in seen
@@ -263,7 +267,7 @@ def test_short_entry_is_one_chunk_and_empty_text_keeps_the_title() -> None:
 
 def test_glossary_terms_are_concept_chunks(corpus_chunks) -> None:
     _, chunks = corpus_chunks["glossary:auc-area-under-the-roc-curve"]
-    assert [c.field for c in chunks] == ["concept"]
+    assert [c.field for c in chunks] == ["concept", "asked_as", "asked_as", "asked_as", "asked_as"]
     assert chunks[0].kind == "concept"
     assert chunks[0].text.startswith("AUC (Area under the ROC Curve)\nAn evaluation metric")
 
