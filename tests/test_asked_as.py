@@ -18,7 +18,7 @@ from assistant.asked_as import MAX_DESCRIPTIONS
 from assistant.chunking import Chunker
 from assistant.index import Index
 from assistant.knowledge import load_corpus
-from assistant.retrieval import Retriever
+from assistant.retrieval import DESCRIPTION_DISCOUNT, Retriever
 from assistant.text import without_parenthesis
 from tests.conftest import GLOSSARY, REPO
 from tests.fakes import FakeEmbeddings
@@ -136,3 +136,29 @@ def test_a_damaged_description_file_keeps_the_descriptions_indexed_from_it(tmp_p
     index.sync(progress=False)  # read cleanly again: what the file says now is what is indexed
     texts = {c.entry_id: c.text for c in index.chunks if c.field == "asked_as"}
     assert texts == {"glossary:overfitting": "aces train"}
+
+
+def test_a_description_counts_for_refusal_confidence_only_past_a_discount(tmp_path: Path) -> None:
+    """A description is short and casual, so an off-topic casual question can sit close to one: how
+    close the knowledge is (what the refusal threshold reads) comes from the entries' own chunks, and
+    from a description only by what its cosine exceeds DESCRIPTION_DISCOUNT."""
+    question = "summarise the plot of hamlet for me"
+
+    def confidence(name: str, described: dict[str, list[str]] | None) -> tuple[float, float, float]:
+        folder = glossary(tmp_path / f"k-{name}", described)
+        index = Index(Settings(home=tmp_path / f"home-{name}", knowledge=(folder,)), FakeEmbeddings())
+        index.sync(progress=False)
+        vector = index.embedder.embed_query(question)
+        own = index.nearest(vector, 1, described=False)[0][1]
+        best = index.nearest(vector, 1)[0][1]
+        return Retriever(index, "hybrid").retrieve(question, k=5).confidence, own, best
+
+    plain, own, _ = confidence("plain", None)
+    assert plain < 0.3
+    # a description sharing a few casual words: not closer, after the discount, than the entries' text
+    near, own_near, best = confidence("near", {"glossary:overfitting": ["the plot of my training run looks odd"]})
+    assert own_near == own and own < best < own + DESCRIPTION_DISCOUNT
+    assert near == pytest.approx(plain)
+    # the question word for word: the pack says its entry is asked for this way
+    same, _, best = confidence("same", {"glossary:overfitting": [question + " please"]})
+    assert best - DESCRIPTION_DISCOUNT > own and same > plain + 0.2
