@@ -6,9 +6,9 @@ bm25s (lexical) rankings, one hit per entry, whose best candidates late interact
 re-orders (`rerank.py`), weighed with the fusion's own evidence by a learned linear model
 (`ranker.py`). The lexical leg also searches the words papers use for the question's
 shop talk ("cards" -> GPU, `user_terms.py`), and a third leg searches it again with the rare words
-of the dense leg's best chunks (`feedback.py`). The best dense cosine similarity of an entry's own chunk is kept as
-the confidence the refusal threshold is compared against, because fused scores are ranks,
-not evidence.
+of the dense leg's best chunks (`feedback.py`). The best dense cosine similarity (of an entry's
+own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as the confidence the
+refusal threshold is compared against, because fused scores are ranks, not evidence.
 """
 
 from __future__ import annotations
