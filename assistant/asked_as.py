@@ -18,6 +18,7 @@ from assistant.text import clean
 from assistant.types import Entry, Problem
 
 FIELD = "asked_as"
+SOURCES = "asked_as_sources"  # where each entry's descriptions were read (path:line), volatile like `sources`
 MAX_DESCRIPTIONS = 12  # per entry: a search aid, not a second corpus
 
 
@@ -36,11 +37,17 @@ def read_record(record: dict[str, Any], shown: str, number: int) -> tuple[str, l
     return entry_id.strip(), list(dict.fromkeys(texts))
 
 
-def with_descriptions(entry: Entry, descriptions: list[str]) -> Entry:
-    """The entry with `descriptions` added to any it has (first ones kept, at most MAX_DESCRIPTIONS)."""
-    merged = list(dict.fromkeys([*entry.fields.get(FIELD, []), *descriptions]))[:MAX_DESCRIPTIONS]
-    return replace(entry, fields={**entry.fields, FIELD: merged})
+def with_descriptions(entry: Entry, descriptions: list[str], sources: list[str]) -> Entry:
+    """The entry with `descriptions` added to any it has (first ones kept, at most MAX_DESCRIPTIONS),
+    and `sources` to the places they were read."""
+    merged = list(dict.fromkeys([*descriptions_of(entry), *descriptions]))[:MAX_DESCRIPTIONS]
+    read_at = list(dict.fromkeys([*sources_of(entry), *sources]))
+    return replace(entry, fields={**entry.fields, FIELD: merged, SOURCES: read_at})
 
 
 def descriptions_of(entry: Entry) -> list[str]:
     return list(entry.fields.get(FIELD, []))
+
+
+def sources_of(entry: Entry) -> list[str]:
+    return list(entry.fields.get(SOURCES, []))

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.asked_as import FIELD as ASKED_AS
+from assistant.asked_as import SOURCES as ASKED_AS_SOURCES
 from assistant.text import clean, slugify
 from assistant.types import Entry, Problem
 
@@ -32,7 +34,7 @@ STATUS_LINE = re.compile(r"^Original reference page\b|detailed expansion pending
 # every field the statements below render; any other field is an unknown heading, kept as its own family
 CORE_FIELDS = ("definition", "example", "caveat", "aliases", "level", "stages", "tags")
 RELATED_FIELDS = ("related_concepts", "linking_here")
-META_FIELDS = ("section", "context", "status", "sources", "anchors", "asked_as", "asked_as_sources")  # not page text
+META_FIELDS = ("section", "context", "status", "sources", "anchors", ASKED_AS, ASKED_AS_SOURCES)  # not page text
 KNOWN_FIELDS = frozenset({*CORE_FIELDS, "technology", "references", *RELATED_FIELDS, *META_FIELDS})
 
 

@@ -27,13 +27,14 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from assistant.asked_as import FIELD as ASKED_AS
-from assistant.asked_as import descriptions_of, with_descriptions
+from assistant.asked_as import SOURCES as ASKED_AS_SOURCES
+from assistant.asked_as import descriptions_of, sources_of, with_descriptions
 from assistant.chunking import Chunker
 from assistant.embeddings import (
     Embedder,
@@ -64,7 +65,7 @@ from assistant.types import Chunk, Entry, Problem
 EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
 PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
 # where an entry was read from does not change what it says
-VOLATILE_FIELDS = ("sources", "anchors", "asked_as_sources")
+VOLATILE_FIELDS = ("sources", "anchors", ASKED_AS_SOURCES)
 WRITE_QUEUE = 2  # encoded batches waiting for the writer; encoding stops when a write fails
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 EF_SEARCH = 500  # HNSW search breadth: a narrow search returns a tail that differs between processes
@@ -585,12 +586,10 @@ class Index:
         old = self.entries.get(entry.id)
         if old is None or not damaged:
             return entry
-        sources = old.entry.fields.get("asked_as_sources", [])
+        sources = sources_of(old.entry)
         if not any(under(source.rpartition(":")[0], damaged) for source in sources):
             return entry
-        kept = with_descriptions(entry, descriptions_of(old.entry))
-        known = list(dict.fromkeys([*entry.fields.get("asked_as_sources", []), *sources]))
-        return replace(kept, fields={**kept.fields, "asked_as_sources": known})
+        return with_descriptions(entry, descriptions_of(old.entry), sources)
 
     def _record_files(self, manifest: dict[str, Any], files: dict[str, Any]) -> None:
         """Refresh the fingerprints of an unchanged generation (touched files, or an index from before them)."""

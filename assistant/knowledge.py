@@ -14,7 +14,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -185,9 +185,7 @@ def attach_descriptions(corpus: Corpus) -> None:
             message = f"asked-as descriptions of {entry_id}, which no entry has - check the id"
             corpus.problems.append(Problem(path, int(line), message, damaged=False))
             continue
-        described = with_descriptions(entry, descriptions)
-        sources = [*entry.fields.get("asked_as_sources", []), source]
-        corpus.entries[entry_id] = replace(described, fields={**described.fields, "asked_as_sources": sources})
+        corpus.entries[entry_id] = with_descriptions(entry, descriptions, [source])
 
 
 def read_file(path: Path, shown: str, corpus: Corpus) -> None:

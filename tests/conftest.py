@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -19,17 +20,21 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 GLOSSARY = REPO / "knowledge" / "mlsys" / "ml-glossary" / "terms.jsonl"
 
 
+def write_glossary(knowledge: Path, terms: set[str] | None) -> Path:
+    """A new knowledge folder holding the real glossary records in `terms` (None: all 412)."""
+    knowledge.mkdir(parents=True)
+    every = GLOSSARY.read_text("utf-8").splitlines()
+    lines = [line for line in every if terms is None or json.loads(line)["term"] in terms]
+    (knowledge / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    return knowledge
+
+
 def glossary_assistant_of(folder: Path, terms: set[str]):  # type: ignore[no-untyped-def]
     """An Assistant (extractive) over a real index of the named real glossary terms, built in `folder`."""
-    import json
-
     from assistant import Assistant, Settings
     from assistant.index import Index
 
-    knowledge = folder / "ml-glossary"
-    knowledge.mkdir(parents=True)
-    lines = [line for line in GLOSSARY.read_text("utf-8").splitlines() if json.loads(line)["term"] in terms]
-    (knowledge / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    knowledge = write_glossary(folder / "ml-glossary", terms)
     settings = Settings(home=folder / "home", knowledge=(knowledge,), model="extractive")
     Index(settings).sync(progress=False)
     return Assistant(settings)

@@ -20,7 +20,7 @@ from assistant.index import Index
 from assistant.knowledge import load_corpus
 from assistant.retrieval import DESCRIPTION_DISCOUNT, Retriever
 from assistant.text import without_parenthesis
-from tests.conftest import GLOSSARY, REPO
+from tests.conftest import REPO, write_glossary
 from tests.fakes import FakeEmbeddings
 
 TERMS = {"overfitting", "underfitting", "learning rate", "regularization", "loss curve", "batch normalization"}
@@ -31,10 +31,7 @@ ASKED = "what do you call it when my net nails every example it has seen but flo
 def glossary(folder: Path, described: dict[str, list[str]] | None, terms: set[str] | None = TERMS) -> Path:
     """A knowledge folder of the real glossary records in `terms` (None: all 412), with an asked-as
     file when `described`."""
-    folder.mkdir(parents=True)
-    every = GLOSSARY.read_text("utf-8").splitlines()
-    lines = [line for line in every if terms is None or json.loads(line)["term"] in terms]
-    (folder / "terms.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    write_glossary(folder, terms)
     if described is not None:  # attached once every file is read, whichever is read first
         records = [json.dumps({"id": entry_id, "asked_as": texts}) for entry_id, texts in described.items()]
         (folder / "asked-as.jsonl").write_text("\n".join(records) + "\n", "utf-8")
