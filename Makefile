@@ -53,7 +53,7 @@ bench: $(VENV)/.runtime      ## indexing, query and scale benchmarks -> bench/re
 soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local server
 	$(PY) scripts/soak.py
 
-encoder: $(VENV)/.export     ## rebuild assistant/encoder_files from the MiniLM weights (ONNX int8, static)
+encoder: $(VENV)/.export     ## rebuild assistant/index/encoder_files from the MiniLM weights (ONNX int8, static)
 	$(PY) scripts/export_encoder.py
 
 lock:                        ## re-pin every installed version (run after changing dependencies)

@@ -7,21 +7,21 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.embeddings import Embedder
+from assistant.answer.followups import History
 from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
-from assistant.followups import History
-from assistant.freshness import knowledge_names, knowledge_problem
-from assistant.index import Index, SyncReport, is_disk_full
-from assistant.lock import IndexBusyError
-from assistant.retrieval import Retriever
+from assistant.index.chroma_index import Index, SyncReport, is_disk_full
+from assistant.index.embeddings import Embedder
+from assistant.index.freshness import knowledge_names, knowledge_problem
+from assistant.index.lock import IndexBusyError
+from assistant.retrieval.search import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, KnowledgeStatus, Source
 
 if TYPE_CHECKING:  # LangChain is imported when a question is first answered, not to open or sync the index
     from langchain_core.language_models import BaseChatModel
 
-    from assistant.chain import AnswerChain
-    from assistant.models import ChatModel
+    from assistant.answer.chain import AnswerChain
+    from assistant.answer.models import ChatModel
 
 log = logging.getLogger("assistant")
 
@@ -33,7 +33,7 @@ class Assistant:
     changed since, syncs it first (`sync_knowledge`); an index that is up to date costs a look at the
     manifest and a stat of each file. `embedder` and `model` replace the configured embedding and
     chat models (tests pass fakes); `model` is a LangChain chat model or an
-    `assistant.models.ChatModel` that also says what it can do.
+    `assistant.answer.models.ChatModel` that also says what it can do.
     """
 
     def __init__(
@@ -142,7 +142,7 @@ class Assistant:
     def model_label(self) -> str:
         """Who answers ("answered by"), known without building the model."""
         if self._model is None:
-            from assistant.models import model_label
+            from assistant.answer.models import model_label
 
             return model_label(self.settings)
         return self.chat_model.label
@@ -151,7 +151,7 @@ class Assistant:
     def chat_model(self) -> ChatModel:
         """The configured chat model (built on first use), or the one passed in."""
         if self._chat_model is None:
-            from assistant.models import ChatModel, TextReplyModel, make_chat_model
+            from assistant.answer.models import ChatModel, TextReplyModel, make_chat_model
 
             if self._model is None:
                 self._chat_model = make_chat_model(self.settings)
@@ -165,7 +165,7 @@ class Assistant:
     @property
     def chain(self) -> AnswerChain:
         if self._chain is None:
-            from assistant.chain import AnswerChain
+            from assistant.answer.chain import AnswerChain
 
             self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model)
         return self._chain

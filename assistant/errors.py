@@ -1,7 +1,7 @@
 """Exceptions whose messages say how to fix the problem.
 
 They are raised deep inside the library and translated to a one-line CLI message or a
-friendly chat message only at the edges (cli.py, ui/app.py).
+friendly chat message only at the edges (cli/, ui/app.py).
 """
 
 from __future__ import annotations

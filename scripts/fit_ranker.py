@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the learned candidate order (`assistant/ranker.py`) and write `assistant/ranker.json`.
+"""Fit the learned candidate order (`assistant/retrieval/learned_order.py`); writes its `learned_order.json`.
 
 Training questions: the answerable calibration questions (the calibration half of
 `realistic.jsonl`, `realistic-dev.jsonl`, `realistic-dev2.jsonl`, `realistic-dev3.jsonl`,
@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assistant.offline import offline_environment  # noqa: E402
-from assistant.ranker import FEATURES, WEIGHTS, Candidate, feature_rows, learned_order  # noqa: E402
+from assistant.retrieval.learned_order import FEATURES, WEIGHTS, Candidate, feature_rows, learned_order  # noqa: E402
 
 QUESTIONS = ROOT / "knowledge" / "questions"
 CANDIDATES = ROOT / "scripts" / "ranker_candidates.jsonl.gz"
@@ -55,7 +55,7 @@ def collect(question_pieces: Path | None = None) -> None:
     offline_environment()
     from assistant import Assistant, Settings
     from assistant.eval.questions import load_questions
-    from assistant.onnx_encoder import OnnxEncoder
+    from assistant.index.onnx_encoder import OnnxEncoder
 
     bot = Assistant(Settings.from_env())
     chain, retriever = bot.chain, bot.retriever
@@ -200,7 +200,7 @@ def main() -> None:
         return
     weights = fit(rows)
     data = {
-        "about": "assistant/ranker.py; refit with python scripts/fit_ranker.py",
+        "about": "assistant/retrieval/learned_order.py; refit with python scripts/fit_ranker.py",
         "fitted_on": [name for name, _ in CALIBRATION],
         "questions": len(rows),
         "C": C,

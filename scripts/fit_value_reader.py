@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the value reader (`assistant/value_reader.py`) and write `assistant/value_reader.npz`.
+"""Fit the value reader (`assistant/question/value_reader.py`) and write `assistant/question/value_reader.npz`.
 
 Training questions: `knowledge/questions/value-kinds.jsonl` (written to teach it) and the
 calibration questions (the calibration half of `realistic.jsonl`, `realistic-dev.jsonl`,
@@ -27,9 +27,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assistant.eval.questions import load_questions  # noqa: E402
-from assistant.intents import asking_part  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
-from assistant.value_reader import KINDS, WEIGHTS, design, features, probabilities  # noqa: E402
+from assistant.question.intents import asking_part  # noqa: E402
+from assistant.question.value_reader import KINDS, WEIGHTS, design, features, probabilities  # noqa: E402
 
 QUESTIONS = ROOT / "knowledge" / "questions"
 CALIBRATION = [("realistic.jsonl", "calibration"), ("realistic-dev.jsonl", None), ("realistic-dev2.jsonl", None)]
@@ -77,7 +77,7 @@ def predict(model: tuple[list[str], np.ndarray, np.ndarray], questions: list[str
 
 
 def cross_validate(taught: list[tuple[str, str]], calibration: list[tuple[str, str]]) -> None:
-    from assistant.refusal import pattern_kind
+    from assistant.answer.refusal import pattern_kind
 
     order = np.random.default_rng(0).permutation(len(calibration))
     scores = np.zeros((len(calibration), len(KINDS)))

@@ -1,11 +1,11 @@
-"""Build `assistant/paper_links.json`: seed abstracts that are arXiv records of the mlsys pack.
+"""Build `assistant/knowledge/paper_links.json`: seed abstracts that are arXiv records of the mlsys pack.
 
     python scripts/link_seed_abstracts.py [--check]
 
 The seed's related-papers pages hold abstracts cut short ("…") with no title or link. Five of
 them are, word for word, the start of an arXiv record in knowledge/mlsys/arxiv-mlsys/papers.jsonl.
 This writes, for each such seed entry id (a hash of its text), the record's arXiv id and title;
-`assistant.knowledge` reads the table when it parses a related-papers page. A shipped table
+`assistant.knowledge.corpus` reads the table when it parses a related-papers page. A shipped table
 rather than reading the mlsys pack at parse time: the pack is 2.7 MB that every seed sync would
 read (and a path relative to the repository that an installed wheel or another working folder
 does not have); the table is a few hundred bytes inside the package. `--check` exits 1 when the
@@ -19,8 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from assistant.knowledge import load_corpus, normalise
-from assistant.paper_links import LINKS_PATH
+from assistant.knowledge.corpus import load_corpus, normalise
+from assistant.knowledge.paper_links import LINKS_PATH
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = REPO / "knowledge" / "seed"

@@ -77,7 +77,7 @@ def overlap(question: str, gold_texts: list[str]) -> float | None:
 
 def load_entries() -> dict[str, str]:
     sys.path.insert(0, str(ROOT))
-    from assistant.knowledge import load_corpus
+    from assistant.knowledge.corpus import load_corpus
 
     corpus = load_corpus([p for p in KNOWLEDGE if p.exists()])
     return {entry_id: f"{e.title}\n{e.text}" for entry_id, e in corpus.entries.items()}

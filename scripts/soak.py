@@ -358,7 +358,7 @@ def run(
     t0 = time.monotonic()
     fake = None
     if slow > 0:
-        from assistant.models import ChatModel, make_chat_model
+        from assistant.answer.models import ChatModel, make_chat_model
         from tests.fake_openai import FakeOpenAI, Trickle
 
         fake = FakeOpenAI(default=Trickle(SLOW_REPLY, every=1.0)).start()

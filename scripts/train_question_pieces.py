@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the question side of late interaction (`assistant/rerank.py`) and export it as int8 ONNX.
+"""Fit the question side of late interaction (`assistant/retrieval/late_interaction.py`) and export it as int8 ONNX.
 
 MaxSim compares the question's word pieces with each candidate's. The candidates' pieces come from
 the shipped MiniLM (`minilm-int8.onnx`); this trains a copy of MiniLM used for the question's pieces
@@ -23,7 +23,7 @@ as new questions will get them. Leave-one-set-out, MaxSim alone on each held-out
 
     pip install -c requirements.lock -e '.[export]'     # torch and sentence-transformers
     export ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys
-    python scripts/train_question_pieces.py                       # -> assistant/encoder_files/
+    python scripts/train_question_pieces.py                       # -> assistant/index/encoder_files/
     python scripts/train_question_pieces.py --hold-out realistic-dev --out folds/realistic-dev.onnx
 """
 
@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import export_encoder  # noqa: E402
 import fit_ranker  # noqa: E402
 
-from assistant.rerank import CHUNKS_PER_ENTRY  # noqa: E402  # of each candidate entry, as the re-ranker reads it
+from assistant.retrieval.late_interaction import CHUNKS_PER_ENTRY  # noqa: E402  # of each candidate entry, as the re-ranker reads it
 
 GRAPH = "minilm-question-int8.onnx"
 SETTING = "question-pieces"  # its key in encoders.json
@@ -135,7 +135,7 @@ def export(model: Any, target: Path, questions: list[str]) -> dict[str, Any]:
     """int8 ONNX like the shipped encoder; its cosine to the trained model's pieces on calibration questions."""
     import numpy as np
 
-    from assistant.onnx_encoder import OnnxEncoder
+    from assistant.index.onnx_encoder import OnnxEncoder
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -32,7 +32,7 @@ def write_glossary(knowledge: Path, terms: set[str] | None) -> Path:
 def glossary_assistant_of(folder: Path, terms: set[str]):  # type: ignore[no-untyped-def]
     """An Assistant (extractive) over a real index of the named real glossary terms, built in `folder`."""
     from assistant import Assistant, Settings
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     knowledge = write_glossary(folder / "ml-glossary", terms)
     settings = Settings(home=folder / "home", knowledge=(knowledge,), model="extractive")
@@ -63,7 +63,7 @@ SATURATION_REASON = (
 def seed_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An index of knowledge/seed built once; tests copy it (see `seed_settings`)."""
     from assistant import Settings
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     home = tmp_path_factory.mktemp("seed-index")
     Index(Settings(home=home, knowledge=(SEED,))).sync(progress=False)

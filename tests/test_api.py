@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import assistant
-from assistant.cli import main
-from assistant.prompts import available, load_prompt
+from assistant.answer.prompts import available, load_prompt
+from assistant.cli.commands import main
 from assistant.settings import Settings
 
 PLACEHOLDERS = {

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.asked_as import MAX_DESCRIPTIONS
-from assistant.chunking import Chunker
-from assistant.index import Index
-from assistant.knowledge import load_corpus
-from assistant.retrieval import DESCRIPTION_DISCOUNT, Retriever
+from assistant.index.chroma_index import Index
+from assistant.index.chunking import Chunker
+from assistant.knowledge.asked_as import MAX_DESCRIPTIONS
+from assistant.knowledge.corpus import load_corpus
+from assistant.retrieval.search import DESCRIPTION_DISCOUNT, Retriever
 from assistant.text import without_parenthesis
 from tests.conftest import REPO, write_glossary
 from tests.fakes import FakeEmbeddings

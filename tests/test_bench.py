@@ -14,7 +14,7 @@ from assistant.bench.queries import load_questions
 from assistant.bench.report import render_markdown, targets
 from assistant.bench.scale import RESULT, main, synthetic_entries, vocabulary
 from assistant.figures import summarise
-from assistant.index import Index
+from assistant.index.chroma_index import Index
 from assistant.settings import Settings
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings

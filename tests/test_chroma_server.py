@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import IndexUnavailableError
-from assistant.index import Index
+from assistant.index.chroma_index import Index
 from assistant.settings import Settings
 from tests.conftest import SEED
 from tests.fakes import FakeEmbeddings

@@ -15,11 +15,11 @@ import pytest
 import tiktoken
 from tokenizers import Tokenizer
 
-from assistant.chunking import Chunker
-from assistant.embeddings import LOCAL_MAX_PIECES, encoder_fits
-from assistant.knowledge import load_corpus
+from assistant.index.chunking import Chunker
+from assistant.index.embeddings import LOCAL_MAX_PIECES, encoder_fits
+from assistant.index.shipped_encoders import ENCODER_FILES
+from assistant.knowledge.corpus import load_corpus
 from assistant.settings import Settings
-from assistant.shipped_encoders import ENCODER_FILES
 from assistant.text import split_sentences
 from assistant.types import Chunk, Entry
 from tests.conftest import REPO, SEED
@@ -93,7 +93,7 @@ def test_encoder_limit_binds_where_cl100k_does_not(cl100k, minilm) -> None:
 
 
 def test_every_chunk_knows_its_entry_and_starts_with_the_title(corpus_chunks) -> None:
-    """...except an asked-as description, which is the asker's words alone (`assistant.asked_as`)."""
+    """...except an asked-as description, which is the asker's words alone (`assistant.knowledge.asked_as`)."""
     seen: set[str] = set()
     for entry_id, (entry, chunks) in corpus_chunks.items():
         assert chunks, entry_id

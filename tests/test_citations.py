@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.citations import canonical, claim_with_marker, find_markers, verify
-from assistant.knowledge import load_corpus
+from assistant.knowledge.corpus import load_corpus
 from assistant.text import split_sentences
 from assistant.types import Entry
+from assistant.verify.citations import canonical, claim_with_marker, find_markers, verify
 
 GPU = Entry(
     "MLD-0472",
@@ -402,7 +402,7 @@ def test_verified_means_supported_on_the_labelled_claims(entries) -> None:
 
     Floors sit a little under the measured figures (README): a drop means the checks got weaker.
     """
-    from assistant.embeddings import make_embedder
+    from assistant.index.embeddings import make_embedder
 
     embedder = make_embedder("local")
 
@@ -425,7 +425,7 @@ def test_verified_means_supported_on_the_labelled_claims(entries) -> None:
 
 
 def test_a_listed_word_keeps_its_own_synonym_group() -> None:
-    from assistant.support import key_of
+    from assistant.verify.support import key_of
 
     assert key_of("massively") == key_of("highly")  # its stem is also the stem of "massive"
     assert key_of("massive") == key_of("large")

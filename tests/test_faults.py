@@ -1,7 +1,7 @@
 """A hostile or failing chat model, and leaks: each attack driven through a public surface.
 
 The model is tests/fake_openai.py, a real local HTTP server speaking the OpenAI wire format; the
-surfaces are the CLI (`assistant.cli.main`), the Python API (`Assistant.ask`), the UI handlers and
+surfaces are the CLI (`assistant.cli.commands.main`), the Python API (`Assistant.ask`), the UI handlers and
 a real Gradio server. Each test names the attack it stands for in the attacks table of the report.
 """
 
@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.cli import main
+from assistant.answer.models import StreamCutOffError
+from assistant.cli.commands import main
 from assistant.errors import ModelError
-from assistant.models import StreamCutOffError
 from tests.conftest import SEED
 from tests.fake_openai import (
     CutOff,
@@ -287,8 +287,8 @@ def test_a_condense_reply_that_is_not_a_completion_falls_back_to_rule_condensing
 def test_a_password_in_the_base_url_never_leaks_as_basic_credentials_anywhere(
     seed_settings, fake, monkeypatch, capsys, caplog, tmp_path
 ):
-    from ui.feedback import record_feedback
     from ui.handlers import ChatHandlers, new_session
+    from ui.ratings import record_feedback
 
     caplog.set_level(logging.DEBUG)
     password = "pw-Leaky-Proxy-9876"

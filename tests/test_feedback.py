@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assistant import Assistant
-from assistant.feedback import feedback_terms
+from assistant.retrieval.dense_feedback import feedback_terms
 from assistant.text import lexical_tokens
 
 

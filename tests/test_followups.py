@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.followups import discussed, leans_back, refers_back
+from assistant.answer.followups import discussed, leans_back, refers_back
 
 HISTORY_KV = [("user", "Which papers reduce KV cache memory?"), ("assistant", "Several do [abs-0123456789].")]
 HISTORY_GPU = [("user", "What is a GPU?"), ("assistant", "A processor designed for parallel workloads [MLD-0472].")]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from assistant.errors import EmptyIndexError, IndexMismatchError
-from assistant.index import EMBED_BATCH, Index
+from assistant.index.chroma_index import EMBED_BATCH, Index
 from assistant.settings import Settings
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
@@ -309,7 +309,7 @@ import json, sys
 from pathlib import Path
 config = json.loads(sys.argv[1])
 sys.path.insert(0, config["repo"])
-from assistant.index import Index
+from assistant.index.chroma_index import Index
 from assistant.settings import Settings
 from tests.fakes import FakeEmbeddings
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.concept_page import parse_concept_page
-from assistant.knowledge import (
+from assistant.knowledge.concept_page import parse_concept_page
+from assistant.knowledge.corpus import (
     DANGLING,
     MAX_PAGE_BYTES,
     TITLE_CHARS,

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from assistant.errors import ModelError, SettingsError
-from assistant.models import (
+from assistant.answer.models import (
     StreamCutOffError,
     StubChatModel,
     complete,
@@ -20,7 +19,8 @@ from assistant.models import (
     model_label,
     stream_reply,
 )
-from assistant.prompts import load_prompt
+from assistant.answer.prompts import load_prompt
+from assistant.errors import ModelError, SettingsError
 from assistant.settings import Settings
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
 from tests.processes import free_port

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.citations import verify
-from assistant.context import render_block
-from assistant.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
-from assistant.models.extractive import entry_views, extract_answer, named, parse_prompt
+from assistant.answer.context import render_block
+from assistant.answer.models.extractive import entry_views, extract_answer, named, parse_prompt
+from assistant.question.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
 from assistant.types import Entry
+from assistant.verify.citations import verify
 from tests.conftest import glossary_assistant_of
 
 LR = Entry(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.retrieval import SYNONYM_DEPTH
+from assistant.retrieval.search import SYNONYM_DEPTH
 from assistant.types import Chunk
 from tests.conftest import glossary_assistant_of
 

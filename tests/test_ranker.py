@@ -10,8 +10,9 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from assistant import Assistant, ranker
-from assistant.ranker import FEATURES, Candidate, feature_rows, learned_order
+from assistant import Assistant
+from assistant.retrieval import learned_order as ranker
+from assistant.retrieval.learned_order import FEATURES, Candidate, feature_rows, learned_order
 from tests.conftest import REPO
 from tests.script_modules import load_script
 

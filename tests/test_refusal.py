@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.refusal import (
+from assistant.answer.refusal import (
     Evidence,
     Thresholds,
     asked_kind,

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from assistant import Answer, Assistant, Settings
-from assistant.cli import main
+from assistant.answer.models import StubChatModel
+from assistant.answer.models.extractive import parse_prompt
+from assistant.cli.commands import main
 from assistant.errors import AssistantError
-from assistant.index import Index
-from assistant.knowledge import load_corpus
-from assistant.models import StubChatModel
-from assistant.models.extractive import parse_prompt
+from assistant.index.chroma_index import Index
+from assistant.knowledge.corpus import load_corpus
 from assistant.text import count_tokens, split_sentences
 from tests.conftest import DATA, REPO, SEED
 from tests.fake_openai import CutOff, Delay, FakeOpenAI, Reply, Status
@@ -562,9 +562,9 @@ def test_failing_model_over_the_real_server_then_the_next_question_works(
 
 
 def cli_command() -> list[str]:
-    """The installed `assistant` console script beside this Python, else `python -m assistant.cli`."""
+    """The installed `assistant` console script beside this Python, else `python -m assistant.cli.commands`."""
     script = Path(sys.executable).with_name("assistant")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli.commands"]
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:

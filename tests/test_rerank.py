@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.embeddings import make_embedder
 from assistant.errors import SettingsError
-from assistant.rerank import CACHE_TEXTS, LateInteraction
+from assistant.index.embeddings import make_embedder
+from assistant.retrieval.late_interaction import CACHE_TEXTS, LateInteraction
 
 
 class LetterVectors:

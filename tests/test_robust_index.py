@@ -1,7 +1,7 @@
 """The index under attack: concurrent writers, kill -9, a full disk, damaged files, vanishing
 knowledge and a Chroma server that dies mid-sync.
 
-Each test drives a public surface: the CLI (`assistant.cli.main` in-process, or the same `main`
+Each test drives a public surface: the CLI (`assistant.cli.commands.main` in-process, or the same `main`
 in a subprocess), or the Python API (`Assistant`). Chroma is real (embedded, and a `chroma run`
 server for the server case); the encoder is `FakeEmbeddings` (tests/fakes.py), patched in where
 the CLI builds its encoder, so a sync takes a second. A full disk is simulated in-process by a
@@ -31,10 +31,10 @@ import pytest
 from chromadb.errors import InternalError
 
 from assistant import Assistant, Settings
-from assistant.cli import main
+from assistant.cli.commands import main
 from assistant.errors import IndexUnavailableError
-from assistant.index import Index
-from assistant.lock import LOCK_NAME, holder
+from assistant.index.chroma_index import Index
+from assistant.index.lock import LOCK_NAME, holder
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
 from tests.processes import chroma_run, kill_hard, reap
@@ -99,7 +99,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     home = tmp_path / "home"
     shutil.copytree(built, home)
     fake = FakeEmbeddings()
-    monkeypatch.setattr("assistant.index.make_embedder", lambda *args, **kwargs: fake)
+    monkeypatch.setattr("assistant.index.chroma_index.make_embedder", lambda *args, **kwargs: fake)
     for key in [k for k in os.environ if k.startswith(("ASSISTANT_", "OPENAI_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("ASSISTANT_HOME", str(home))
@@ -133,17 +133,17 @@ def assert_one_line(err: str, *words: str) -> None:
 CHILD = r"""
 import json, os, signal, sys
 config = json.loads(sys.argv[1])
-import assistant.index, assistant.store
+import assistant.index.chroma_index, assistant.index.store
 from tests.fakes import FakeEmbeddings
 
-assistant.index.make_embedder = lambda *a, **k: FakeEmbeddings(delay=config["delay"])
+assistant.index.chroma_index.make_embedder = lambda *a, **k: FakeEmbeddings(delay=config["delay"])
 if config["die_after_commit"]:  # kill -9 the moment the new manifest is in place
-    write = assistant.store.write_json_atomic
+    write = assistant.index.store.write_json_atomic
     def write_then_die(path, data):
         write(path, data)
         os.kill(os.getpid(), signal.SIGKILL)
-    assistant.store.write_json_atomic = write_then_die
-from assistant.cli import main
+    assistant.index.store.write_json_atomic = write_then_die
+from assistant.cli.commands import main
 sys.exit(main(config["argv"]))
 """
 
@@ -209,7 +209,7 @@ def test_a_second_sync_that_gives_up_waiting_names_the_holder(
         while not holder(cli.index_dir / LOCK_NAME):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.05)
-        monkeypatch.setattr("assistant.lock.DEFAULT_WAIT", 0.5)
+        monkeypatch.setattr("assistant.index.lock.DEFAULT_WAIT", 0.5)
         started = time.monotonic()
         code, _, err = run(capsys, "index")
         assert code == 1 and time.monotonic() - started < 15
@@ -411,12 +411,12 @@ def test_a_full_disk_stops_the_sync_at_the_next_batch_and_the_previous_index_ans
 def test_a_full_disk_while_writing_the_generation_files_keeps_the_previous_one(
     cli: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assistant.store
+    import assistant.index.store
 
     def no_space(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(assistant.store, "build_lexical", no_space)
+    monkeypatch.setattr(assistant.index.store, "build_lexical", no_space)
     (cli.seed / "extra.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", encoding="utf-8")
     code, _, err = run(capsys, "index")
     assert code == 1
@@ -428,7 +428,7 @@ def test_a_full_disk_while_writing_the_generation_files_keeps_the_previous_one(
 def test_a_chroma_write_that_hangs_is_abandoned_in_one_line(
     cli: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str], faults: Faults, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("assistant.index.WRITE_TIMEOUT", 2.0)
+    monkeypatch.setattr("assistant.index.chroma_index.WRITE_TIMEOUT", 2.0)
     faults.hang = threading.Event()
     pack = write_pack(tmp_path / "pack", 800)
     started = time.monotonic()
@@ -552,18 +552,18 @@ def with_pack(cli: Home, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_a_file_removed_mid_sync_is_a_problem_and_its_entries_are_kept(
     with_pack: tuple[Home, Path, set[str]], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import assistant.knowledge
+    import assistant.knowledge.corpus
 
     home, _, papers = with_pack
     gpu_page = next(home.seed.glob("000_*.txt"))
-    read_text = assistant.knowledge.read_text
+    read_text = assistant.knowledge.corpus.read_text
 
     def removed_as_it_is_read(path: Path, *args: Any) -> str | None:
         if path.name == gpu_page.name:
             path.unlink()  # listed a moment ago, gone now
         return read_text(path, *args)
 
-    monkeypatch.setattr(assistant.knowledge, "read_text", removed_as_it_is_read)
+    monkeypatch.setattr(assistant.knowledge.corpus, "read_text", removed_as_it_is_read)
     code, out, err = run(capsys, "index")
     assert code == 0
     assert f"{gpu_page.name}:0: the file was removed while it was read - its entries are kept as they were" in err

@@ -17,9 +17,9 @@ import httpx
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.cli import main
+from assistant.answer.models import StubChatModel, model_label
+from assistant.cli.commands import main
 from assistant.errors import SettingsError
-from assistant.models import StubChatModel, model_label
 from tests.conftest import SEED
 from tests.fake_openai import CutOff, FakeOpenAI, Reply, Status
 from tests.processes import free_port
@@ -53,7 +53,7 @@ def listening_addresses(port: int) -> set[str]:
 
 
 def test_the_default_host_is_loopback() -> None:
-    from assistant.cli import build_parser
+    from assistant.cli.commands import build_parser
 
     assert Settings().host == "127.0.0.1"
     assert Settings.from_env({}).host == "127.0.0.1"
@@ -154,8 +154,8 @@ def test_the_api_key_never_appears_in_logs_errors_ui_or_exports(
     seed_settings: Settings, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture, where: str
 ) -> None:
     from ui.app import header_html
-    from ui.feedback import record_feedback
     from ui.handlers import ChatHandlers, new_session
+    from ui.ratings import record_feedback
 
     caplog.set_level(logging.DEBUG)  # every logger, the HTTP client libraries' included
     url = fake_openai.base_url
@@ -202,7 +202,7 @@ def test_a_password_in_the_base_url_is_not_in_the_settings_repr() -> None:
 
 def test_a_password_in_the_chroma_url_is_not_in_the_unreachable_error(tmp_path: Path) -> None:
     from assistant.errors import IndexUnavailableError
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
     from tests.fakes import FakeEmbeddings
 
     url = f"http://admin:{KEY}@127.0.0.1:{free_port()}"

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.cli import main
+from assistant.cli.commands import main
 from assistant.errors import SettingsError
-from assistant.index import Index, SyncReport
+from assistant.index.chroma_index import Index, SyncReport
+from assistant.index.progress import Progress
 from assistant.offline import offline_env
-from assistant.progress import Progress
 from tests.conftest import REPO, SEED
 from tests.fakes import FakeEmbeddings
 from tests.processes import free_port, reap
@@ -85,11 +85,11 @@ def test_an_up_to_date_index_is_not_read_again_and_an_edit_syncs_only_what_chang
     Assistant(settings, embedder=first)  # empty: builds
     assert first.embedded == 63
 
-    import assistant.index
+    import assistant.index.chroma_index
 
-    parse = assistant.index.load_corpus
+    parse = assistant.index.chroma_index.load_corpus
     parsed: list[object] = []
-    monkeypatch.setattr(assistant.index, "load_corpus", lambda paths: parsed.append(paths) or parse(paths))
+    monkeypatch.setattr(assistant.index.chroma_index, "load_corpus", lambda paths: parsed.append(paths) or parse(paths))
     quiet = FakeEmbeddings()
     Assistant(settings, embedder=quiet)
     assert parsed == [] and quiet.embedded == 0  # no parse, no encoder: a stat of four files
@@ -260,7 +260,7 @@ def test_indexing_off_a_terminal_logs_progress_lines(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("assistant.progress.LINE_GAP", 0.0)
+    monkeypatch.setattr("assistant.index.progress.LINE_GAP", 0.0)
     pack = write_pack(tmp_path / "pack", 300)
     code, out, err = run(capsys, "index", str(cli.seed), str(pack))
     assert code == 0
@@ -272,7 +272,7 @@ def test_indexing_off_a_terminal_logs_progress_lines(
 
 def test_the_bar_moves_every_few_chunks_with_a_local_encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A shipped encoder is called 16 chunks at a time, so the bar moves long before the first write batch."""
-    from assistant.embeddings import embedder_name
+    from assistant.index.embeddings import embedder_name
 
     steps: list[int] = []
     monkeypatch.setattr(Progress, "update", lambda self, n: steps.append(n))
@@ -282,7 +282,7 @@ def test_the_bar_moves_every_few_chunks_with_a_local_encoder(tmp_path: Path, mon
 
 
 def test_progress_lines_come_every_tenth(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("assistant.progress.LINE_GAP", 0.0)
+    monkeypatch.setattr("assistant.index.progress.LINE_GAP", 0.0)
     with caplog.at_level(logging.INFO, logger="assistant"):
         progress = Progress(1000, "chunks", "Embedding", None)  # stderr is not a terminal under pytest
         for _ in range(100):

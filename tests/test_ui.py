@@ -10,7 +10,7 @@ import pytest
 
 from assistant.types import Answer, Citation, Entry, Source
 from ui.cards import entry_card, highlight
-from ui.feedback import conversation_markdown, record_feedback, vote_of
+from ui.ratings import conversation_markdown, record_feedback, vote_of
 from ui.render import (
     api_payload,
     md_text,
@@ -513,8 +513,8 @@ def test_handlers_never_show_a_traceback(seed_settings, caplog):
 
 def test_errors_become_friendly_messages(seed_settings, caplog):
     from assistant import Assistant
+    from assistant.answer.models import StubChatModel
     from assistant.errors import ModelError
-    from assistant.models import StubChatModel
     from ui.handlers import ChatHandlers, new_session
     from ui.render import GENERIC_ERROR
 
@@ -534,7 +534,7 @@ def test_errors_become_friendly_messages(seed_settings, caplog):
 
 def test_empty_index_and_cut_off_stream_are_friendly(seed_settings, tmp_path):
     from assistant import Assistant, Settings
-    from assistant.models import StreamCutOffError, StubChatModel
+    from assistant.answer.models import StreamCutOffError, StubChatModel
     from ui.handlers import ChatHandlers, new_session
 
     empty = Assistant(

@@ -62,8 +62,8 @@ def test_chat_endpoint_answers_with_citations_and_refuses_off_topic(seed_setting
 
 def test_model_failure_comes_back_as_a_friendly_error(seed_settings):
     from assistant import Assistant
+    from assistant.answer.models import StubChatModel
     from assistant.errors import ModelError
-    from assistant.models import StubChatModel
 
     down = ModelError("The chat model at http://127.0.0.1:9/v1 could not be reached - start it")
     bot = Assistant(seed_settings, model=StubChatModel(errors=[down] * 4))

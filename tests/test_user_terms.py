@@ -7,7 +7,7 @@ import re
 import pytest
 
 from assistant import Assistant
-from assistant.user_terms import USER_TERMS, literature_terms, with_literature_terms
+from assistant.question.user_terms import USER_TERMS, literature_terms, with_literature_terms
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from assistant import value_reader
 from assistant.eval.questions import load_questions
+from assistant.question import value_reader
 from tests.conftest import INT8_SATURATES, REPO, SATURATION_REASON
 from tests.script_modules import load_script
 

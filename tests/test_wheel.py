@@ -41,8 +41,11 @@ def test_the_wheel_holds_the_prompts_and_the_stylesheet(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     prompts = {n for n in names if n.startswith("prompts/") and n.endswith(".txt")}
     assert {"prompts/answer_system.txt", "prompts/refusal.txt"} <= prompts
-    assert "ui/style.css" in names and "assistant/models/extractive.py" in names
-    assert {"assistant/ranker.json", "assistant/value_reader.npz"} <= names  # fitted weights the search loads
+    assert "ui/style.css" in names and "assistant/answer/models/extractive.py" in names
+    assert {
+        "assistant/retrieval/learned_order.json",
+        "assistant/question/value_reader.npz",
+    } <= names  # fitted weights the search loads
     assert not any(n.startswith(("tests/", "knowledge/", "scripts/")) for n in names)
 
 

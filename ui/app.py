@@ -1,7 +1,7 @@
 """The Gradio chat UI: `build_app(assistant)` and `serve(settings, host, port)`.
 
 Handlers are thin: they call the Assistant and hand its values to the pure helpers in
-`ui.render`, `ui.cards` and `ui.feedback`. Per-session state (the turns of the conversation)
+`ui.render`, `ui.cards` and `ui.ratings`. Per-session state (the turns of the conversation)
 lives in a `gr.State`, so concurrent users never share history.
 """
 

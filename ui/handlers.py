@@ -13,16 +13,16 @@ import traceback
 
 import gradio as gr
 
+from assistant.answer.models import StreamCutOffError
 from assistant.assistant import Assistant
 from assistant.errors import AssistantError
-from assistant.models import StreamCutOffError
 from assistant.redaction import redact
 from assistant.types import Answer, Source
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
 from ui.examples import example_questions
-from ui.feedback import record_feedback, vote_of, write_export
 from ui.header import header_html
+from ui.ratings import record_feedback, vote_of, write_export
 from ui.session import Session, Turn
 from ui.sources import sources_html
 
@@ -100,7 +100,7 @@ class ChatHandlers:
         Yields (chatbot, session, question box, sources, card, widen button). One answer runs per
         session: a second question while the first is answering is refused (and stays in the box),
         so one user cannot take every answering slot. The answer's deadline
-        (ASSISTANT_ANSWER_DEADLINE, enforced in `assistant.models.calls`) frees the slot.
+        (ASSISTANT_ANSWER_DEADLINE, enforced in `assistant.answer.models.calls`) frees the slot.
         """
         yield from self._guarded(request, session, question, filter_label, None)
 

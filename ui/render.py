@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assistant.citations import find_markers
 from assistant.types import Answer, Citation
+from assistant.verify.citations import find_markers
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})

@@ -35,22 +35,22 @@ from assistant.figures import summarise
 from assistant.settings import Settings
 
 ENCODERS = ("local", "static", "torch")
-BATCH = 256  # chunks per embed_documents call, as assistant.index sends them
+BATCH = 256  # chunks per embed_documents call, as assistant.index.chroma_index sends them
 WARM_UP = 5
 K = 10
 
 LOAD_CODE = {
-    "local": "from assistant.embeddings import make_embedder; e = make_embedder('local')",
-    "static": "from assistant.embeddings import make_embedder; e = make_embedder('static')",
-    "torch": "from assistant.torch_encoder import TorchEncoder; e = TorchEncoder()",
+    "local": "from assistant.index.embeddings import make_embedder; e = make_embedder('local')",
+    "static": "from assistant.index.embeddings import make_embedder; e = make_embedder('static')",
+    "torch": "from assistant.index.torch_encoder import TorchEncoder; e = TorchEncoder()",
 }
 
 
 def build(encoder: str) -> Any:
-    from assistant.embeddings import make_embedder
+    from assistant.index.embeddings import make_embedder
 
     if encoder == "torch":
-        from assistant.torch_encoder import TorchEncoder
+        from assistant.index.torch_encoder import TorchEncoder
 
         return TorchEncoder()
     return make_embedder(encoder)
@@ -59,7 +59,7 @@ def build(encoder: str) -> Any:
 def available(encoder: str) -> str | None:
     """None when the encoder can run here, else why not."""
     if encoder == "torch":
-        from assistant.torch_encoder import available as torch_available
+        from assistant.index.torch_encoder import available as torch_available
 
         return torch_available()
     return None
@@ -81,9 +81,9 @@ def load_seconds(encoder: str) -> float:
 
 def mlsys_chunks(knowledge: Path) -> list[str]:
     """The texts the index embeds for knowledge/mlsys with the default settings."""
-    from assistant.chunking import Chunker
-    from assistant.embeddings import encoder_fits
-    from assistant.knowledge import load_corpus
+    from assistant.index.chunking import Chunker
+    from assistant.index.embeddings import encoder_fits
+    from assistant.knowledge.corpus import load_corpus
 
     settings = Settings()
     chunker = Chunker(settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits("local"))
@@ -93,7 +93,7 @@ def mlsys_chunks(knowledge: Path) -> list[str]:
 
 def questions(path: Path) -> list[tuple[str, list[str]]]:
     """(search query, gold ids) of the answerable questions; a follow-up is condensed offline first."""
-    from assistant.followups import refers_back, rule_condense
+    from assistant.answer.followups import refers_back, rule_condense
 
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -147,7 +147,7 @@ def query_ms(embedder: Any, queries: list[str]) -> dict[str, float]:
 
 def retrieval(index: Any, asked: list[tuple[str, list[str]]]) -> dict[str, dict[str, float]]:
     from assistant.eval.metrics import mrr_at_k, recall_at_k
-    from assistant.retrieval import Retriever
+    from assistant.retrieval.search import Retriever
 
     out = {}
     for mode in ("hybrid", "dense"):
@@ -165,7 +165,7 @@ def retrieval(index: Any, asked: list[tuple[str, list[str]]]) -> dict[str, dict[
 def measure_encoder(
     encoder: str, knowledge: Path, texts: list[str], sets: dict[str, list[tuple[str, list[str]]]], home: Path
 ) -> dict[str, Any]:
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     figures: dict[str, Any] = {"load_s": round(load_seconds(encoder), 3)}
     embedder = build(encoder)

@@ -42,7 +42,7 @@ class FreeEmbedder:
 
 def fresh_sync(settings: Settings, embedder: Any) -> tuple[Any, dict[str, Any]]:
     """Index `settings.knowledge` into an empty home; the Index and the figures."""
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     index = Index(settings, embedder)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -77,7 +77,7 @@ def raw_embedding(embedder: Any, texts: list[str]) -> dict[str, Any]:
 
 def resync(settings: Settings, embedder: Any, runs: int) -> dict[str, Any]:
     """A no-change re-sync, as `assistant index` runs it: open the index, then sync."""
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     opens, syncs = [], []
     report = None
@@ -113,7 +113,7 @@ def measure_corpus(settings: Settings, embedder: Any, runs: int = 3) -> tuple[An
 
 def overhead_profile(settings: Settings, embedder_name: str, top: int = 30) -> tuple[float, str]:
     """A fresh sync with free encoding, under cProfile: the pipeline's own costs, by function."""
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     index = Index(settings, FreeEmbedder(embedder_name))
     seconds: list[float] = []
@@ -128,6 +128,6 @@ def overhead_profile(settings: Settings, embedder_name: str, top: int = 30) -> t
 
 
 def resync_profile(settings: Settings, embedder: Any, top: int = 20) -> str:
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
 
     return profile_text(lambda: Index(settings, embedder).sync(progress=False), top)

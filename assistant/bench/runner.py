@@ -208,7 +208,7 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
 
 def setup(settings: Settings, figures: dict[str, Any]) -> Any:
     """Import chromadb and load the encoder once, outside every timed figure."""
-    from assistant.embeddings import make_embedder
+    from assistant.index.embeddings import make_embedder
     from assistant.offline import offline_environment
 
     offline_environment()

@@ -23,8 +23,8 @@ from typing import Any
 from assistant.bench.measure import disk_bytes, peak_rss_mb
 from assistant.bench.queries import latencies
 from assistant.figures import summarise
-from assistant.knowledge import abstract_id
-from assistant.store import StoredEntry, vector_id
+from assistant.index.store import StoredEntry, vector_id
+from assistant.knowledge.corpus import abstract_id
 from assistant.text import slugify
 from assistant.types import Chunk, Entry, Kind
 
@@ -85,7 +85,7 @@ def synthetic_entries(
     Deterministic for a given word list, seed and size. Every entry has `synthetic: True` in
     its fields; ids follow the corpus conventions (`abs-<hash>`, `glossary:<slug>`).
     """
-    from assistant.index import entry_hash
+    from assistant.index.chroma_index import entry_hash
 
     gen = TextGenerator(words, shares, seed)
     sizes, weights = [n for n, _ in CHUNKS_PER_ABSTRACT], [w for _, w in CHUNKS_PER_ABSTRACT]
@@ -135,8 +135,8 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     """Add generated entries to the index under `home` until it holds `target` chunks."""
     import numpy as np
 
-    from assistant.embeddings import embedder_name
-    from assistant.index import Index
+    from assistant.index.chroma_index import Index
+    from assistant.index.embeddings import embedder_name
     from assistant.settings import Settings
 
     started = time.perf_counter()

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
+from assistant.answer.prompts import render
 from assistant.eval.questions import Question
 from assistant.eval.scoring import JudgeFn
-from assistant.prompts import render
 from assistant.settings import Settings
 from assistant.types import Answer
 
@@ -28,7 +28,7 @@ def make_judge(settings: Settings) -> tuple[JudgeFn | None, str]:
     name = settings.resolved_model
     if not name.startswith("openai:"):
         return None, f"skipped: needs an openai: model, not {name}"
-    from assistant.models import make_chat_model
+    from assistant.answer.models import make_chat_model
 
     chat = make_chat_model(settings).model
 

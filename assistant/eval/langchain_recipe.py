@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant.embeddings import embedder_name, make_embedder
-from assistant.knowledge import load_corpus
+from assistant.index.embeddings import embedder_name, make_embedder
+from assistant.knowledge.corpus import load_corpus
 from assistant.offline import offline_environment
 from assistant.settings import Settings
 
@@ -37,7 +37,7 @@ class LangChainRecipe:
     @property
     def embeddings(self) -> Any:
         if self._embeddings is None:
-            from assistant.embeddings import LangChainEmbeddings
+            from assistant.index.embeddings import LangChainEmbeddings
 
             s = self.settings
             self._embeddings = LangChainEmbeddings(make_embedder(s.embeddings, s.openai_api_key, s.openai_base_url))

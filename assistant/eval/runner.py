@@ -157,7 +157,7 @@ def entry_ids_of(bot: Answering) -> SearchFn:
 
 
 def _default_factory(settings: Settings) -> Answering:
-    from assistant import Assistant  # imported late: the runner must import without the full stack
+    from assistant.assistant import Assistant  # imported late: the runner must import without the full stack
 
     return Assistant(settings)
 

@@ -1,0 +1,1 @@
+"""From retrieved entries to an answer: the chain, context, refusal, chat models, prompts."""

@@ -1,0 +1,288 @@
+"""The retrieval chain: condense a follow-up, retrieve, pack context, prompt, generate, verify.
+
+Built from LangChain pieces (prompt templates, chat models, message types) but driven
+step by step, because each step is timed, the refusal decision sits between retrieval
+and generation, and the final Answer needs the verified text rather than the raw stream.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from langchain_core.prompts import ChatPromptTemplate
+
+from assistant.answer.context import own_words, pack_context
+from assistant.answer.followups import History, discussed, format_history, refers_back, rule_condense
+from assistant.answer.models import ChatModel
+from assistant.answer.prompts import load_prompt, render
+from assistant.answer.refusal import Evidence, Thresholds, decide, gather
+from assistant.errors import AssistantError, ModelError
+from assistant.index.chroma_index import Index
+from assistant.question.intents import (
+    ASKS_FOR_ANOTHER_NAME,
+    NAMES_A_SYSTEM,
+    QUOTED,
+    asking_part,
+    compare_sides,
+    intent_of,
+)
+from assistant.retrieval.search import Retrieval, Retriever
+from assistant.settings import Settings
+from assistant.text import count_tokens, split_sentences, truncate_tokens
+from assistant.types import Answer, Source
+from assistant.verify.citations import verify
+
+# a definition asked in so many words: "what does X mean", "what does it stand for", "in plain terms"
+# ("what's the fastest decode speed on one node?" is read as a definition too, but asks no meaning)
+ASKS_WHAT_IT_MEANS = re.compile(
+    r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
+)
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# invisible format characters (zero-width space, direction marks and overrides, BOM) that a pasted
+# question often carries: they hide "What is" from the definition pattern and words from search
+INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    question: str
+    standalone: str
+    notes: list[str]
+
+
+def clean_question(question: str, settings: Settings) -> Prepared:
+    """Strip control and invisible characters, join lines; trim an over-long question, with a note.
+
+    The question becomes one line, so it cannot lay out lines of its own in the prompt (a fake
+    `[ID] Title (concept)` block, a second `Question:` line) that look like the context's.
+    """
+    if not isinstance(question, str):
+        raise AssistantError("The question must be text - type a question")
+    text = one_line(question)
+    if not text:
+        raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
+    notes = []
+    if count_tokens(text) > settings.question_tokens:
+        text = truncate_tokens(text, settings.question_tokens).strip()
+        notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
+    return Prepared(text, text, notes)
+
+
+def one_line(text: str) -> str:
+    """Text without control or invisible characters, its lines joined by single spaces."""
+    return " ".join(INVISIBLE.sub("", CONTROL.sub(" ", text)).split())
+
+
+def clean_history(history: History, settings: Settings) -> History:
+    """Earlier turns as one-line texts of at most `question_tokens` tokens each.
+
+    History comes from the caller (the /chat API takes any list), so a turn is bounded the way
+    a question is: a 100,000-character turn must not become the search query or the prompt.
+    """
+    out: History = []
+    for role, text in history:
+        text = one_line(str(text))
+        if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
+            text = truncate_tokens(text, settings.question_tokens).strip()
+        out.append((role, text))
+    return out
+
+
+class AnswerChain:
+    """One question in, a stream of text deltas and finally a verified Answer out."""
+
+    def __init__(self, settings: Settings, index: Index, retriever: Retriever, chat: ChatModel):
+        self.settings = settings
+        self.index = index
+        self.retriever = retriever
+        self.chat = chat
+        self.thresholds = Thresholds(settings.refusal_threshold, settings.refusal_unknown_words)
+        self.prompt = ChatPromptTemplate.from_messages(
+            [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
+        )
+
+    def condense(self, question: str, history: History) -> str:
+        """The question as it stands alone: a follow-up gets its subject from the conversation."""
+        known = self.retriever.names_known
+        if not refers_back(question, history, known):
+            return question
+        if self.chat.rewrites_followups:
+            from assistant.answer.models import complete
+
+            messages = [("human", render("condense", history=format_history(history), question=question))]
+            try:
+                rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
+                if rewritten.strip():
+                    return rewritten.strip().splitlines()[0]
+            except ModelError:
+                pass
+        return rule_condense(question, history, known)
+
+    def evidence(self, question: str, history: History | None = None, kind: str | None = None) -> Evidence:
+        """What the refusal decision weighs for this question (used by the chain and by calibration)."""
+        history = clean_history(list(history or []), self.settings)
+        prepared = clean_question(question, self.settings)
+        standalone = self.condense(prepared.question, history)
+        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
+        return self.weigh(prepared.question, retrieval)
+
+    def carried(self, question: str, standalone: str, history: History) -> list[str]:
+        """A follow-up that leans back ("what's the catch?") is about what the last answer cited."""
+        return discussed(history) if standalone != question else []
+
+    def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
+        best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
+        r = self.retriever
+        entries = len(self.index.entries)
+        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries)
+
+    def similarity(self, claim: str, sentences: list[str]) -> list[float]:
+        """Cosine of the claim to each candidate sentence (vectors are normalised)."""
+        vectors = self.index.embedder.embed_documents([claim, *sentences])
+        head = vectors[0]
+        return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
+
+    def retrieve(self, query: str, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
+        """Search for the question; one that asks what a thing is or is called prefers concept pages.
+
+        A question that asks what something means and names a concept page in what it quotes or in the
+        sentence that asks ("what does it mean when my teammate says our detector has bad recall?") is
+        about it: unless the search already put first a page whose title the question uses, the most
+        specific page it names leads ("recall", not "model"). A quoted term that is no page's name
+        ("people say it's 'overfit', what does that mean?") is still what it is about: the concept page
+        a search for the term alone finds first leads.
+        """
+        asked = own_words(query)
+        intent = intent_of(asked)
+        prefer = "concept" if intent in ("name", "definition") else None
+        asks_new_name = intent == "name" and not ASKS_FOR_ANOTHER_NAME.search(asked.lower())
+        if asks_new_name:  # what the conversation already named is the context, not the name asked for
+            known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
+            carried = None
+            if kind is None and not NAMES_A_SYSTEM.search(asked.lower()):
+                kind = "concept"  # the name of a concept, asked for: papers only mention concepts
+        found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
+        if asks_new_name:
+            found = self.trailing(found, set(known))
+        quoted = QUOTED.search(asked)
+        said = quoted.group(1) if quoted else asking_part(asked)  # what it quotes, else where it asks
+        asks_meaning = intent == "definition" and kind in (None, "concept") and ASKS_WHAT_IT_MEANS.search(asked.lower())
+        named = self.retriever.concepts_named_in(said) if asks_meaning else []
+        top = found.sources[0].entry_id if found.sources else ""
+        if named and not (top and self.retriever.uses_title(top, said)):  # "my teammate says bad recall: what is it?"
+            chosen = self.retriever.most_specific(named, said)
+            lead = next((s for s in found.sources if s.entry_id == chosen), None)
+            found = self.leading(found, [lead or self.retriever.source_of(chosen, query)])
+        elif intent == "definition" and quoted and kind in (None, "concept"):
+            term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
+            if term:
+                found = self.leading(found, [term[0]])
+        sides = compare_sides(asked) if intent == "compare" else None
+        if sides:  # "A vs B" is about two things: one query's vector mixes them, so each side is searched too
+            each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
+            found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
+        return found
+
+    def trailing(self, found: Retrieval, named: set[str]) -> Retrieval:
+        """`found` with the concept pages in `named` moved behind the other concept pages.
+
+        "And what's the name for the part inside that cell that forgets?" after a question about
+        LSTMs asks for a name the asker does not know: LSTM, which they named and the last answer
+        cited, is what the search is about (it stays in context) but not the answer.
+        """
+        concepts = [s for s in found.sources if s.kind == "concept"]
+        new = [s for s in concepts if s.entry_id not in named]
+        if not new or len(new) == len(concepts):
+            return found
+        last_new = found.sources.index(new[-1])
+        return self.leading(found, [s for s in found.sources[: last_new + 1] if s.entry_id not in named])
+
+    def leading(self, found: Retrieval, first: list[Source]) -> Retrieval:
+        """`found` with `first` moved to the front, in order, and the ranks renumbered."""
+        lead = list({s.entry_id: s for s in first}.values())
+        rest = [s for s in found.sources if s.entry_id not in {f.entry_id for f in lead}]
+        ranked = [replace(s, rank=n) for n, s in enumerate([*lead, *rest], start=1)]
+        return Retrieval(ranked[: self.settings.top_k], found.confidence)
+
+    def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
+        """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""
+        from assistant.answer.models import stream_reply
+
+        history = clean_history(list(history or []), self.settings)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        prepared = clean_question(question, self.settings)
+        self.index.require_entries()
+
+        t0 = time.perf_counter()
+        standalone = self.condense(prepared.question, history)
+        timings["condense"] = ms(t0)
+        t0 = time.perf_counter()
+        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
+        timings["retrieve"] = ms(t0)
+        answer = Answer(prepared.question, "", [], retrieval.sources, False, self.chat.name, timings, prepared.notes)
+        if standalone != prepared.question:
+            answer.notes.append(f"Searched for: {standalone}")
+
+        decision = decide(
+            self.weigh(prepared.question, retrieval), self.thresholds, model_judges=self.chat.rewrites_followups
+        )
+        if decision.refuse or not retrieval.sources:
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3], decision.reason), True
+            timings["total"] = ms(started)
+            yield answer.text
+            yield answer
+            return
+
+        context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
+        messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
+        t0 = time.perf_counter()
+        parts: list[str] = []
+        reply = stream_reply(self.chat.model, messages, started=started)  # ends by the answer's deadline
+        try:
+            for delta in reply:
+                parts.append(delta)
+                yield delta
+        except ModelError as error:
+            # the model failed after its retries, but retrieval worked: the UI still shows the sources
+            error.sources = list(retrieval.sources)
+            raise
+        timings["generate"] = ms(t0)
+
+        t0 = time.perf_counter()
+        raw = "".join(parts).strip()
+        answer.notes.extend(reply.notes)  # a reply cut at the token limit or the character cap says so
+        if is_refusal(raw):
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
+        else:
+            verified = verify(raw, entries, self.similarity)
+            answer.text, answer.citations = verified.text, verified.citations
+            if verified.dropped:
+                answer.notes.append(
+                    f"Removed citations of ids that were not in the context: {', '.join(verified.dropped)}"
+                )
+            answer.notes.extend(f"Unverified citation removed - {n}" for n in verified.unsupported)
+            if not any(c.supported for c in answer.citations):
+                answer.notes.append("No claim in this answer is backed by a verified citation.")
+        timings["verify"] = ms(t0)
+        timings["total"] = ms(started)
+        yield answer
+
+
+def is_refusal(text: str) -> bool:
+    refusal = load_prompt("refusal").lower().rstrip(".")
+    return not text or text.lower().startswith(refusal) or (refusal in text.lower() and len(split_sentences(text)) <= 2)
+
+
+def refusal_text(suggestions: list[Source], reason: str = "") -> str:
+    if not suggestions:
+        return load_prompt("refusal")
+    names = ", ".join(f"“{s.title}”" for s in suggestions)
+    return render("refusal_suggestions", reason=reason or "none of its entries answers the question", suggestions=names)
+
+
+def ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)

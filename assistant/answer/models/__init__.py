@@ -1,0 +1,97 @@
+"""Chat models: the factory, and what each configured model can do.
+
+`make_chat_model` turns `Settings` into a `ChatModel`: the LangChain model plus the capabilities
+the chain asks about (whether it can rewrite a follow-up into a standalone question) and the
+label shown as "answered by". Capabilities are decided here, from the configuration, never by
+reading the label. Calls and failure messages are in `assistant.answer.models.calls`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
+
+from assistant.answer.models.calls import (
+    OFFLINE_HINT,
+    Limits,
+    ReplyStream,
+    StreamCutOffError,
+    complete,
+    http_client,
+    stream_reply,
+)
+from assistant.answer.models.text_reply import StubChatModel, TextReplyModel
+from assistant.errors import SettingsError
+from assistant.redaction import PLACEHOLDER_KEY, guard_client_logs, redact, strip_userinfo
+from assistant.settings import Settings
+
+__all__ = [
+    "ChatModel",
+    "Limits",
+    "ReplyStream",
+    "StreamCutOffError",
+    "StubChatModel",
+    "TextReplyModel",
+    "complete",
+    "make_chat_model",
+    "model_label",
+    "stream_reply",
+]
+
+MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
+
+
+@dataclass(frozen=True)
+class ChatModel:
+    """A configured chat model and what it can do."""
+
+    model: BaseChatModel
+    name: str  # what Answer.model records: "extractive", "openai:<model>", ...
+    label: str  # "answered by" in the UI, without secrets
+    rewrites_followups: bool = False  # worth a call to turn a follow-up into a standalone question
+
+
+def make_chat_model(settings: Settings) -> ChatModel:
+    """The chat model `settings.resolved_model` names (see ASSISTANT_MODEL in the README)."""
+    name = settings.resolved_model
+    if name.startswith("openai:") and name.removeprefix("openai:").strip():
+        if not (settings.openai_api_key or settings.openai_base_url):
+            raise SettingsError(
+                f"ASSISTANT_MODEL={name} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+                f" - set one, or {OFFLINE_HINT}"
+            )
+        from langchain_openai import ChatOpenAI
+
+        guard_client_logs(settings.openai_api_key)
+        model = ChatOpenAI(
+            model=name.removeprefix("openai:").strip(),
+            base_url=settings.openai_base_url,
+            # a local server ignores the key, but the client refuses to start without one
+            api_key=SecretStr(settings.openai_api_key or PLACEHOLDER_KEY),
+            streaming=True,
+            timeout=settings.request_timeout,
+            max_retries=settings.max_retries,  # the one retry policy: see assistant.answer.models.calls
+            max_completion_tokens=settings.max_tokens,  # the server stops there; calls.py caps what is read too
+            # the deadline and the character cap: hooks that let an abandoned reply be stopped
+            http_client=http_client(Limits.from_settings(settings)),
+            temperature=0,
+        )
+        return ChatModel(model, name, model_label(settings), rewrites_followups=True)
+    if name == "stub":
+        return ChatModel(StubChatModel(), name, model_label(settings))
+    if name == "extractive":
+        from assistant.answer.models.extractive import ExtractiveChatModel
+
+        return ChatModel(ExtractiveChatModel(), name, model_label(settings))
+    raise SettingsError(f"Unknown model {name!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
+
+
+def model_label(settings: Settings) -> str:
+    """What the UI and reports show as "answered by"; never contains the API key."""
+    name = settings.resolved_model
+    if name.startswith("openai:"):
+        url = strip_userinfo(settings.openai_base_url or "https://api.openai.com/v1")
+        return redact(f"{name} @ {url}", settings.openai_api_key)
+    return {"extractive": "extractive (offline)", "stub": "stub (scripted test model)"}.get(name, name)

@@ -1,0 +1,589 @@
+"""The offline default chat model: answers by quoting the context sentences that fit best.
+
+It reads the same prompt an LLM would get (question plus labelled context blocks), so it
+sees only what retrieval packed, and answers with whole sentences from those entries,
+each followed by its `[ID]`. Deterministic, no network; a sentence it picks is by
+construction a sentence of the cited entry, so every citation verifies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage
+
+from assistant.answer.context import own_words, parse_blocks, split_prompt
+from assistant.answer.models.text_reply import TextReplyModel
+from assistant.answer.prompts import load_prompt
+from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
+from assistant.question.user_terms import with_literature_terms
+from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
+
+INTENTS = (
+    (
+        re.compile(r"\b(caveat|limitation|drawback|downside|pitfall|watch out|careful|catch)\b"),
+        "Caveat:",
+        0.8,
+    ),
+    (re.compile(r"\b(example|use case|used for|what for|use it)\b"), "Example:", 0.6),
+    (
+        re.compile(
+            r"\b(also called|alias|another name|other name|abbreviat|stand for|short for|known as|full name)"
+            r"\w*"
+        ),
+        "Also known as:",
+        0.8,
+    ),
+)
+DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
+KEEP_RATIO = 0.7
+
+
+@dataclass(frozen=True)
+class Candidate:
+    entry_id: str
+    rank: int
+    position: int  # 0 = the first sentence after the block's title line
+    kind: str
+    text: str
+    title: str = ""
+
+
+def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
+    """The question and the candidate sentences of every context block, in block order."""
+    context, question = split_prompt(prompt)
+    candidates: list[Candidate] = []
+    for rank, block in enumerate(parse_blocks(context)):
+        if not block.lines:
+            continue
+        heading, *body = block.lines
+        core = heading == block.title  # the title alone heads an entry's main chunk
+        position = 0  # 0 = the first sentence of the main chunk
+        for line in body:
+            for sentence in split_sentences(line):
+                candidates.append(
+                    Candidate(
+                        block.entry_id, rank, position if core else position + 1, block.kind, sentence, block.title
+                    )
+                )
+                position += 1
+    return question, candidates
+
+
+def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
+    """Question-word coverage weighted by rarity, plus intent and rank priors. The question's words
+    include the terms papers use for its shop talk (`user_terms.py`: "cards" -> GPU), so a sentence
+    saying it in the literature's words counts."""
+    asked = content_words(with_literature_terms(question))
+    documents = [content_words(c.text) for c in candidates]
+    titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
+    total = len(candidates) or 1
+    frequency: dict[str, int] = {}
+    for words in documents:
+        for word in words & asked:
+            frequency[word] = frequency.get(word, 0) + 1
+    weight = {w: rarity(total, frequency.get(w, 0)) for w in asked}
+    norm = sum(weight.values()) or 1.0
+    lowered = own_words(question).lower()
+    scored = []
+    for candidate, words, title in zip(candidates, documents, titles, strict=True):
+        coverage = (
+            sum(weight[w] for w in asked & words) + 0.5 * sum(weight[w] for w in (asked & title) - words)
+        ) / norm
+        if coverage == 0:
+            continue
+        score = coverage + 0.15 / (1 + candidate.rank)
+        for pattern, prefix, bonus in INTENTS:
+            if pattern.search(lowered) and candidate.text.startswith(prefix):
+                score += bonus
+        if DEFINITION_QUESTION.search(own_words(question)) and candidate.kind == "concept" and candidate.position == 0:
+            score += 0.5
+        scored.append((score, candidate))
+    return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
+
+
+SYNONYM_SENTENCE = re.compile(r"\b(?:is a synonym (?:for|of)|also (?:called|known as)|another name for)\b", re.I)
+POINTER = re.compile(rf"^(?:{POINTER_PHRASES})\b", re.I)
+CONTRIBUTION = re.compile(
+    r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
+    r"(?:proposes|presents|introduces)|in this (?:paper|work)|we show|our (?:system|approach|method|framework))\b",
+    re.I,
+)
+MECHANISM = re.compile(
+    r"\b(?:by|via|through|using|uses|leverag\w*|exploit\w*|consists? of|combin\w*|key (?:idea|insight)|"
+    r"instead of|decoupl\w*|mapping|maps)\b",
+    re.I,
+)
+LIMITATION = re.compile(
+    r"^caveat:|\b(?:however|but|limitation|drawback|overhead|at the cost|at the expense|trade-?off|only|cannot|"
+    r"fails?|worse|degrad\w*|bottleneck|suffers?|challeng\w*|costly|expensive)\b",
+    re.I,
+)
+EXAMPLE_SENTENCE = re.compile(r"^example:|\b(?:for example|for instance|e\.g\.|such as|case stud)", re.I)
+# a figure as abstracts write it: 35%, 2.3x, 1.15 times, 26.6 percentage points, and LaTeX's 5.79$\times$ and 12\%
+FIGURE = re.compile(
+    r"\d+(?:\.\d+)?\s?(?:%|×|\\%|\$?\\times|(?:x|times|ms|s|gb|tb|mb|percent|percentage points?)\b)", re.I
+)
+Scores = dict[int, float]  # id(candidate) -> how well it fits the question
+CLOSE = 0.5  # of the first entry's word score: a later entry fits the question about as well
+DESCRIBED_DEPTH = 5  # entries a described side of a comparison may be matched to
+
+
+@dataclass
+class EntryView:
+    """One entry as the context shows it: its title, kind, retrieval rank and sentences in order."""
+
+    entry_id: str
+    title: str
+    kind: str
+    rank: int
+    sentences: list[Candidate]
+
+    @property
+    def definition(self) -> Candidate | None:
+        return next((c for c in self.sentences if c.position == 0), self.sentences[0] if self.sentences else None)
+
+    @property
+    def is_pointer(self) -> bool:
+        first = self.definition
+        return first is not None and bool(POINTER.match(first.text))
+
+
+def entry_views(candidates: list[Candidate]) -> list[EntryView]:
+    """The context's entries in retrieval order, each sentence once."""
+    views: dict[str, EntryView] = {}
+    for c in candidates:
+        view = views.setdefault(c.entry_id, EntryView(c.entry_id, c.title, c.kind, c.rank, []))
+        if all(s.text != c.text for s in view.sentences):
+            view.sentences.append(c)
+    for view in views.values():
+        view.sentences.sort(key=lambda c: (c.position, c.rank))
+    return sorted(views.values(), key=lambda v: v.rank)
+
+
+def extract_answer(prompt: str) -> str:
+    """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
+    question, candidates = parse_prompt(prompt)
+    scored = score_candidates(question, candidates)
+    if not scored:
+        return load_prompt("refusal")
+    asked = own_words(question)
+    score: Scores = {id(c): s for s, c in scored}
+    views = entry_views(candidates)  # all of them: "overfit" asks about `Overfitting`, whose words it lacks
+    intent = intent_of(asked)
+    if intent == "problem" and len(asked.split()) <= 4 and named(views, subject_of(asked)):
+        intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
+    compose = COMPOSERS.get(intent, problem_answer)
+    lines = compose(asked, views, score) or problem_answer(asked, views, score)
+    return "\n".join(lines)
+
+
+def best_sentence(view: EntryView, score: Scores, prefer: re.Pattern[str] | None = None) -> Candidate | None:
+    """The entry's sentence that fits the question best; one matching `prefer` wins when it fits at all."""
+    ranked = sorted((c for c in view.sentences if id(c) in score), key=lambda c: -score[id(c)])
+    if prefer is not None:
+        preferred = [c for c in ranked if prefer.search(c.text)]
+        if preferred:
+            return preferred[0]
+    return ranked[0] if ranked else None
+
+
+def entry_score(view: EntryView, score: Scores) -> float:
+    return max((score[id(c)] for c in view.sentences if id(c) in score), default=0.0)
+
+
+def scored(views: list[EntryView], score: Scores) -> list[EntryView]:
+    """The entries with a sentence that shares a word with the question (the others are only looked up by name)."""
+    return [v for v in views if entry_score(v, score) > 0]
+
+
+def normalise_name(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def named(views: list[EntryView], subject: str) -> EntryView | None:
+    """The concept whose title (or a parenthesised alias in it) is the subject, if the context has one."""
+    wanted = normalise_name(subject)
+    if not wanted:
+        return None
+    for view in views:
+        if view.kind != "concept":
+            continue
+        title = view.title.lower()
+        names = {normalise_name(title), normalise_name(without_parenthesis(title))}
+        names |= {normalise_name(a) for a in re.findall(r"\(([^)]+)\)", title)}
+        squashed = {n.replace(" ", "") for n in names}  # "iid" names `i.i.d.`
+        if wanted in names or wanted.removesuffix("s") in names or wanted.replace(" ", "") in squashed:
+            return view
+    for view in views:  # "overfit" names "overfitting": a word form of the whole title
+        if view.kind == "concept" and len(wanted) >= 5 and " " not in wanted:
+            title = normalise_name(without_parenthesis(view.title))
+            if " " not in title and (title.startswith(wanted) or wanted.startswith(title)) and len(title) >= 5:
+                return view
+    return headed_by(views, wanted)
+
+
+def headed_by(views: list[EntryView], wanted: str) -> EntryView | None:
+    """The one concept whose title is the subject and one more word ("sigmoid" names "sigmoid function",
+    "dropout" names "dropout regularization"); None when two titles qualify ("batch": "batch size" and
+    "batch normalization"), since then the subject does not say which."""
+    if len(wanted) < 4:
+        return None
+    found = []
+    for view in views:
+        title = normalise_name(without_parenthesis(view.title)).split()
+        if view.kind == "concept" and len(title) == len(wanted.split()) + 1 and " ".join(title[:-1]) == wanted:
+            found.append(view)
+    return found[0] if len(found) == 1 else None
+
+
+def followed(view: EntryView, views: list[EntryView]) -> EntryView:
+    """A pointer entry ("Synonym for learning rate") is replaced by the entry it points to, if present."""
+    first = view.definition
+    if first is None or not view.is_pointer:
+        return view
+    return named(views, POINTER.sub("", first.text).strip(" .:")) or view
+
+
+def other_names(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is it also called?": the page's own aliases, or an entry that is a synonym of it."""
+    concepts = [v for v in views if v.kind == "concept"][:4]
+    if not concepts:
+        return []
+    if concepts[0].is_pointer:
+        return []  # "another word for step size": the entry it points to is the other name
+    subject = concepts[0]
+    aliases = next((c for c in subject.sentences if c.text.startswith("Also known as")), None)
+    if aliases is not None:
+        return [cite(aliases.text, subject.entry_id)]
+    asked = f" {normalise_name(question)} "
+    pointers = [
+        v for v in views if v is not subject and v.is_pointer and followed(v, views) is subject and v.definition
+    ]
+    # the name the asker already used ("another name for a DQN") is the last choice of another name
+    unused = [v for v in pointers if f" {normalise_name(v.title)} " not in asked]
+    synonym = next((c for c in subject.sentences if SYNONYM_SENTENCE.search(c.text)), None)
+    choice = unused[0] if unused else pointers[0] if pointers and synonym is None else None
+    if choice is not None and choice.definition is not None:
+        return [cite(f"{choice.title}: {choice.definition.text}", choice.entry_id)]
+    return [cite(synonym.text, subject.entry_id)] if synonym is not None else []
+
+
+def name_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is this called?": the concept's name first, its definition as the evidence."""
+    if ASKS_FOR_ANOTHER_NAME.search(question.lower()) and (also := other_names(question, views, score)):
+        return also
+    concepts = [v for v in views if v.kind == "concept"][:4]
+    if not concepts:
+        return []
+    # the search's order, not shared words: a description in the asker's words shares few with the
+    # definition it describes, and the search has weighed it with vectors and word-piece matches
+    top = followed(concepts[0], views)
+    definition = top.definition
+    if definition is None:
+        return []
+    lines = [cite(f"{top.title}: {definition.text}", top.entry_id)]
+    pointers = [v for v in concepts if v is not top and v.is_pointer and followed(v, views) is top]
+    if pointers and pointers[0].definition:  # "LSTM: Abbreviation for Long Short-Term Memory", once
+        lines.append(cite(f"{pointers[0].title}: {pointers[0].definition.text}", pointers[0].entry_id))
+    # a pointer to the named concept is another name for it, never a neighbour
+    others = [v for v in scored(concepts, score) if v is not top and v not in pointers]
+    return lines + close_alternative([top, *others], score)
+
+
+def original_case(subject: str, question: str) -> str:
+    """`flashattention` as the asker wrote it (`FlashAttention`)."""
+    start = question.lower().find(subject)
+    return question[start : start + len(subject)] if start != -1 else subject
+
+
+def subject_in(subject: str, text: str) -> bool:
+    return bool(subject) and f" {normalise_name(subject)} " in f" {normalise_name(text)} "
+
+
+def technology_line(subject: str, views: list[EntryView]) -> Candidate | None:
+    """A concept page's line that explains the subject by name (`NCCL: ...`), if one is in context."""
+    wanted = normalise_name(subject)
+    if not wanted:
+        return None
+    for view in views:
+        for c in view.sentences:
+            head, colon, _ = c.text.partition(":")
+            if colon and normalise_name(head) == wanted:
+                return c
+    return None
+
+
+def definition_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "What is X?": X's definition (and example); no entry for X but papers mention it: say so."""
+    subject = subject_of(question)
+    view = named(views, subject)
+    if view is None and len(subject.split()) > 4:
+        return []  # not a thing's name but a described situation: answered as a problem
+    explained = technology_line(subject, views)
+    if view is None and explained is not None:  # "NCCL: NVIDIA collective-communication library."
+        return [cite(explained.text, explained.entry_id)]
+    if view is None:  # described in the asker's words: the best concept page among the top entries
+        concepts = [v for v in views[:3] if v.kind == "concept" and not v.is_pointer and v.sentences]
+        described = content_words(subject)
+        # one word the page's title lacks is a name it only mentions ("what's a GPU?" is not answered by
+        # "device: ... including CPUs, GPUs, and TPUs"); a description may share the definition's words
+        words_of = content_words(concepts[0].title) if concepts else set()
+        if concepts and len(described) > 1:
+            words_of |= content_words(concepts[0].sentences[0].text)
+        if concepts and described & words_of:
+            view = concepts[0]
+    if view is not None:
+        view = followed(view, views)
+        first = view.definition
+        if first is None:
+            return []
+        lines = [cite(first.text, view.entry_id)]
+        example = next((c for c in view.sentences if c.text.startswith("Example:")), None)
+        following = next((c for c in view.sentences if c.position == first.position + 1), None)
+        if example is None and following is not None and not following.text.startswith(("Also known as", "Level:")):
+            example = following  # a glossary definition goes on in its second sentence
+        if example is not None:
+            lines.append(cite(example.text, view.entry_id))
+        return lines
+    mentions = [v for v in views if v.kind == "abstract" and any(subject_in(subject, c.text) for c in v.sentences)]
+    if not mentions or len(subject.split()) > 4:
+        return []
+    shown = original_case(subject, question)
+    lines = [f"The knowledge has no concept page for “{shown}”, but these papers mention it:"]
+    for v in mentions[:3]:
+        sentence = next(c for c in v.sentences if subject_in(subject, c.text))
+        lines.append(cite(f"{v.title}: {sentence.text}", v.entry_id))
+    return lines
+
+
+def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "Which papers ...?": up to three papers, each with the sentence that says what it contributes."""
+    papers = [v for v in scored(views, score) if v.kind == "abstract"][:4]
+    if not papers:
+        return []
+    top = entry_score(papers[0], score)
+    lines: list[str] = []
+    for view in papers:
+        if lines and entry_score(view, score) < CLOSE * top:
+            continue
+        sentence = best_sentence(view, score, CONTRIBUTION)
+        if sentence is not None:
+            lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+        if len(lines) == 3:
+            break
+    return lines
+
+
+def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "How does X work?": the best entry's contribution, then its method sentences in its own order, then
+    a close alternative."""
+    views = scored(views, score)
+    if not views:
+        return []
+    top = views[0]
+    lead = best_sentence(top, score, CONTRIBUTION)
+    if lead is None:
+        return []
+    # the paper's own method sentences, even those that share no word with the question
+    method = [c for c in top.sentences if c is not lead and MECHANISM.search(c.text) and not FIGURE.search(c.text)]
+    method.sort(key=lambda c: (-score.get(id(c), 0.0), c.position))
+    chosen = [lead, *sorted(method[:2], key=lambda c: c.position)]
+    return [cite(titled(top, c) if c is lead else c.text, c.entry_id) for c in chosen] + close_alternative(views, score)
+
+
+def best_for(text: str, views: list[EntryView]) -> EntryView | None:
+    """The entry whose title, then sentences, share most words with `text` (retrieval order breaks ties)."""
+    wanted = content_words(text)
+    if not wanted or not views:
+        return None
+
+    def overlap(v: EntryView) -> tuple[int, int, int]:
+        title = len(wanted & content_words(v.title))
+        body = max((len(wanted & content_words(c.text)) for c in v.sentences), default=0)
+        return title, body, -v.rank
+
+    best = max(views, key=overlap)
+    return best if overlap(best)[:2] != (0, 0) else None
+
+
+def compare_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """ "A vs B": each side's definition, or the sentence of a paper that speaks of it, side by side.
+
+    A side with no concept page is said plainly, as for "what is X?", before the papers' sentences.
+    """
+    sides = compare_sides(question)
+    if not sides:
+        described = described_sides(question)
+        return one_entry_per_side(described, views) if described else []
+    lines: list[str] = []
+    unnamed: list[str] = []
+    used: set[str] = set()
+    for side in sides:
+        view = named(views, side)
+        sentence = None
+        if view is None:
+            others = [v for v in views if v.entry_id not in used]
+            view, sentence = speaks_of(side, others, score)
+            view = view or best_for(side, others)
+        if view is None:
+            return []
+        if view.kind == "concept":
+            view = followed(view, views)
+            sentence = view.definition
+        else:
+            unnamed.append(original_case(side, question))
+            sentence = sentence or best_sentence(view, score, CONTRIBUTION)
+        if sentence is None or view.entry_id in used:
+            return []
+        used.add(view.entry_id)
+        lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+    if unnamed:
+        missing = " or ".join(f"“{side}”" for side in unnamed)
+        lines.insert(0, f"The knowledge has no concept page for {missing}; these papers speak of them:")
+    return lines
+
+
+def one_entry_per_side(sides: tuple[str, str], views: list[EntryView]) -> list[str]:
+    """Two approaches the asker described ("Option A: shard over CPU boxes ... Option B: a graph on GPU
+    servers ..."): the search's first entry answers the side it fits better, and the entry among the
+    next ones (to `DESCRIBED_DEPTH`) that fits the other side best answers that one; each with its
+    contribution and the sentence that fits its side best, in the order the question gave the sides.
+    The whole question's search mixes both descriptions, so its first entry is about one side only."""
+    shown = views[:DESCRIBED_DEPTH]
+    if not shown:
+        return []
+    candidates = [c for v in shown for c in v.sentences]
+    fits = [{id(c): s for s, c in score_candidates(side, candidates)} for side in sides]
+    first = shown[0]
+    lead_side = 0 if entry_score(first, fits[0]) >= entry_score(first, fits[1]) else 1
+    other_side = 1 - lead_side
+    others = scored(shown[1:], fits[other_side])
+    if not others:
+        return []
+    second = max(others, key=lambda v: (entry_score(v, fits[other_side]), -v.rank))
+    chosen = {lead_side: first, other_side: second}
+    lines = []
+    for side in (0, 1):
+        view = chosen[side]
+        sentence = best_sentence(view, fits[side], CONTRIBUTION if view.kind == "abstract" else None)
+        if sentence is None:  # the search's first entry may share no word with its side: its contribution
+            sentence = next((c for c in view.sentences if CONTRIBUTION.search(c.text)), view.definition)
+        if sentence is None:
+            return []
+        lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
+        support = best_sentence(view, fits[side])  # what the side described, in the entry's words
+        if support is not None and support is not sentence:
+            lines.append(cite(support.text, view.entry_id))
+    return lines
+
+
+def speaks_of(subject: str, views: list[EntryView], score: Scores) -> tuple[EntryView | None, Candidate | None]:
+    """The entry sentence that names the subject and fits the question best (retrieval order on ties)."""
+    found = [(v, c) for v in views for c in v.sentences if subject_in(subject, c.text)]
+    if not found:
+        return None, None
+    return max(found, key=lambda pair: (score.get(id(pair[1]), 0.0), -pair[0].rank, -pair[1].position))
+
+
+def focused_answer(
+    prefer: re.Pattern[str], field: str | None = None
+) -> Callable[[str, list[EntryView], Scores], list[str]]:
+    """A caveat, an example or a figure: a concept page's own field (`Caveat: ...`) among the top
+    entries first, else the best such sentence of the top two entries, leads."""
+
+    def compose(question: str, views: list[EntryView], score: Scores) -> list[str]:
+        views = scored(views, score)
+        prefix = field or "\0"  # no field: nothing starts with it
+        for view in views[:3]:
+            own = next((c for c in view.sentences if c.text.startswith(prefix)), None)
+            if own is not None:
+                return [cite(own.text, view.entry_id)] + (
+                    [cite(view.definition.text, view.entry_id)]
+                    if view.definition and view.definition is not own
+                    else []
+                )
+        for view in views[:2]:
+            if view is not views[0] and entry_score(view, score) < CLOSE * entry_score(views[0], score):
+                break  # a cue word ("bottleneck") does not make a weaker entry the answer: say what the best one does
+            sentence = best_sentence(view, score, prefer)
+            if sentence is not None and prefer.search(sentence.text):
+                lead = best_sentence(view, score, CONTRIBUTION) if view.kind == "abstract" else view.definition
+                chosen = [sentence] + ([lead] if lead is not None and lead is not sentence else [])
+                return [cite(c.text, c.entry_id) for c in chosen]
+        return []
+
+    return compose
+
+
+def problem_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    """A problem in the asker's words: the best entry's answer to it, then a close alternative."""
+    views = scored(views, score)
+    if not views:
+        return [load_prompt("refusal")]
+    top = views[0]
+    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None)
+    if lead is None:
+        return [load_prompt("refusal")]
+    lines = [cite(titled(top, lead), top.entry_id)]
+    support = best_sentence(top, score)
+    if support is not None and support is not lead:
+        lines.append(cite(support.text, top.entry_id))
+    return lines + close_alternative(views, score)
+
+
+def titled(view: EntryView, sentence: Candidate) -> str:
+    """A concept page's sentence with the concept's name before it, unless it says the name itself:
+    "A form of regularization useful in training neural networks" does not say it is dropout."""
+    name = normalise_name(re.sub(r"\([^)]*\)", "", view.title)).replace(" ", "")  # "L1 regularization" is "L 1 ..."
+    if view.kind != "concept" or name in normalise_name(sentence.text).replace(" ", ""):
+        return sentence.text
+    return f"{view.title}: {sentence.text}"
+
+
+def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
+    """The next entry of the same kind as the first, titled, when it fits the question about as well
+    (half the first's word score or more): on a question in the asker's own words the search may
+    have put the answer second, and one more titled line costs the reader less than a wrong lead.
+    `views` are the `scored` ones, in search order."""
+    if not views:
+        return []
+    top, best = views[0], entry_score(views[0], score)
+    for view in views[1:3]:
+        if view.kind == top.kind and entry_score(view, score) >= CLOSE * best:
+            other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None)
+            return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
+    return []
+
+
+COMPOSERS: dict[str, Callable[[str, list[EntryView], Scores], list[str]]] = {
+    "name": name_answer,
+    "definition": definition_answer,
+    "papers": papers_answer,
+    "how": how_answer,
+    "compare": compare_answer,
+    "caveat": focused_answer(LIMITATION, "Caveat:"),
+    "example": focused_answer(EXAMPLE_SENTENCE, "Example:"),
+    "number": focused_answer(FIGURE),
+    "problem": problem_answer,
+}
+
+
+def cite(sentence: str, entry_id: str) -> str:
+    match = re.match(r"^(.*?)([.!?…]*)$", sentence.strip(), re.S)
+    assert match is not None
+    return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
+
+
+class ExtractiveChatModel(TextReplyModel):
+    """A LangChain chat model with no network: quotes the context (see module docstring)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "extractive"
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        prompt = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
+        return extract_answer(prompt)

@@ -1,0 +1,145 @@
+"""`assistant doctor`: check an index home, say what is wrong and the one command that fixes it.
+
+It only reads: the manifest, the entries and lexical files of the committed generation, leftover
+files of other generations, and Chroma (every id of the collection, compared with the committed
+chunks, and a few searches by stored vectors). The knowledge is never touched, by the checks or
+by the fixes they name. Chroma is read in a child process: its HNSW reader can crash the process
+(SIGSEGV) on a damaged file, and that crash is itself the diagnosis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.errors import IndexUnavailableError
+from assistant.index.chroma_index import Index
+from assistant.index.lock import LOCK_NAME, holder
+from assistant.redaction import redact
+from assistant.settings import Settings
+
+SYNC = "assistant index"
+REBUILD = "assistant index --rebuild"
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None  # the command that repairs a failed check
+
+    def __str__(self) -> str:
+        return f"{'ok' if self.ok else 'problem'}: {self.name}: {self.detail}"
+
+
+def diagnose(settings: Settings) -> list[Check]:
+    """Every check, in order; a failed check that makes the later ones meaningless ends the list."""
+    checks: list[Check] = []
+    root = Path(settings.home) / "index"
+    running = holder(root / LOCK_NAME)
+    if running:
+        checks.append(Check("sync", True, f"a sync is running ({running}); what follows may change when it ends"))
+    index = Index(settings)  # reads the committed state; damage is kept in index.mismatch, not raised
+    try:
+        manifest = index.store.manifest()
+    except IndexUnavailableError as error:
+        return [*checks, Check("manifest", False, str(error), REBUILD)]
+    if manifest is None:
+        return [*checks, Check("manifest", False, f"no index in {root} yet", SYNC)]
+    if index.mismatch is not None:
+        return [*checks, Check("committed generation", False, str(index.mismatch), REBUILD)]
+    checks.append(
+        Check(
+            "committed generation",
+            True,
+            f"generation {index.generation}: {len(index.entries)} entries, {len(index.chunks)} chunks",
+        )
+    )
+    keep = {f"entries-{index.generation}.jsonl", f"lexical-{index.generation}"}
+    leftovers = sorted(
+        p.name
+        for p in root.iterdir()
+        if (p.name.startswith(("entries-", "lexical-")) or p.name.endswith(".tmp")) and p.name not in keep
+    )
+    if leftovers:
+        checks.append(Check("old generation files", False, f"{len(leftovers)} left: {', '.join(leftovers[:4])}", SYNC))
+    try:
+        index.lexical("the index", 1)
+    except IndexUnavailableError as error:
+        checks.append(Check("lexical index", False, str(error), REBUILD))
+    if not settings.chroma_url and not index.chroma_path.exists():
+        checks.append(Check("chroma", False, f"{index.chroma_path} is missing: no vectors at all", SYNC))
+        return checks
+    health = vector_health_in_child(settings)
+    if "error" in health:
+        return [*checks, Check("chroma", False, health["error"], None if settings.chroma_url else REBUILD)]
+    committed, missing, orphans, lost = health["health"]
+    if missing:
+        checks.append(Check("chroma", False, f"{missing} of {committed} committed vectors are missing", SYNC))
+    if orphans:
+        checks.append(Check("chroma", False, f"{orphans} vectors that no committed chunk names (orphans)", SYNC))
+    if lost:
+        checks.append(Check("chroma", False, f"its vector index does not find {lost} sampled vectors", REBUILD))
+    if not missing and not orphans and not lost:
+        checks.append(Check("chroma", True, f"all {committed} committed vectors present, no orphans"))
+    return checks
+
+
+def vector_health_in_child(settings: Settings) -> dict:
+    """`Index.vector_health()` run by a child process: {"health": [...]} or {"error": "one line"}."""
+    fields = {
+        "home": str(settings.home),
+        "embeddings": settings.embeddings,
+        "chroma_url": settings.chroma_url,
+        "chunk_tokens": settings.chunk_tokens,
+        "chunk_overlap_sentences": settings.chunk_overlap_sentences,
+    }
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds `assistant/`
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run(
+        [sys.executable, "-m", "assistant.cli.doctor"],
+        input=json.dumps(fields),  # on stdin: a server URL may carry a password
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    if done.returncode < 0:
+        name = signal.Signals(-done.returncode).name
+        where = Path(settings.home) / "index" / "chroma"
+        return {"error": f"Chroma crashed ({name}) reading {where}: its files are damaged - {REBUILD}"}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"the Chroma check failed ({redact(last[:160], settings.chroma_url)})"}
+    return json.loads(lines[-1])
+
+
+def _child() -> int:
+    fields = json.loads(sys.stdin.read())
+    settings = Settings(**{**fields, "home": Path(fields["home"])})
+    try:
+        print(json.dumps({"health": list(Index(settings).vector_health())}))
+    except IndexUnavailableError as error:
+        print(json.dumps({"error": str(error)}))
+    return 0
+
+
+def the_fix(checks: list[Check]) -> str | None:
+    """The one command that repairs every failed check (a rebuild covers a sync), or None."""
+    fixes = {check.fix for check in checks if not check.ok}
+    if REBUILD in fixes:
+        return REBUILD
+    if SYNC in fixes:
+        return SYNC
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(_child())

@@ -1,0 +1,135 @@
+"""Whether the index still holds the configured knowledge, decided without parsing it.
+
+Every commit records the knowledge paths it was built from and a fingerprint of each file
+(size, modification time, SHA-256). At start-up `stale_reason` compares them with
+`settings.knowledge` and the files on disk: a file whose size and time are unchanged is taken as
+unchanged; otherwise its bytes are hashed, so a touched but unchanged file costs one hash, never
+a parse or an encoder call. Only when something really differs does the caller run a sync.
+
+`knowledge_problem` names a path that cannot be read at all, so a start-up sync never treats
+a mistyped path as "every entry was removed".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from assistant.knowledge.corpus import Corpus, display_path, iter_knowledge_files, under
+
+Fingerprints = dict[str, dict[str, Any]]  # display path -> {"size", "mtime_ns", "sha256"}
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fingerprint(path: Path) -> dict[str, Any] | None:
+    """Size, times and content hash of a file (hash None when it cannot be read); None when it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    try:
+        digest: str | None = file_digest(path)
+    except OSError:
+        digest = None
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "sha256": digest}
+
+
+def fingerprints(paths: Iterable[Path]) -> Fingerprints:
+    """The fingerprint of every knowledge file under `paths`, by display path."""
+    found: Fingerprints = {}
+    for path in iter_knowledge_files([Path(p) for p in paths], Corpus()):
+        current = fingerprint(path)
+        if current is not None:
+            found[display_path(path)] = current
+    return found
+
+
+def as_now(files: Fingerprints, damaged: Sequence[str]) -> Fingerprints:
+    """`files` with the files a sync could not read (`damaged`, files or folders) fingerprinted as they are now.
+
+    Their entries were kept as they were; recording their present state means the next start does not
+    sync again for the same failure, while a file made readable again (its ctime changes) does.
+    """
+    out = {name: value for name, value in files.items() if not under(name, damaged)}
+    for name in files:
+        if under(name, damaged):
+            now = fingerprint(Path(name))
+            if now is not None:
+                out[name] = now
+    return out
+
+
+def knowledge_names(paths: Iterable[Path]) -> list[str]:
+    """How the manifest records knowledge paths: as given, in POSIX form."""
+    return [Path(p).as_posix() for p in paths]
+
+
+def same_path(name: str) -> str:
+    """A recorded knowledge path in comparable form: `knowledge/seed` and its absolute form are one path."""
+    return os.path.normpath(os.path.abspath(name))
+
+
+def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> str | None:
+    """Why the committed index does not hold `knowledge` as it is on disk now, or None when it does."""
+    wanted = knowledge_names(knowledge)
+    if manifest is None or not manifest.get("entries"):
+        return "the index is empty"
+    held = manifest.get("knowledge")
+    if not isinstance(held, list) or [same_path(p) for p in held] != [same_path(p) for p in wanted]:
+        return f"the index holds {':'.join(held or []) or 'other knowledge'}, the settings name {':'.join(wanted)}"
+    recorded: Fingerprints | None = manifest.get("files")
+    if not isinstance(recorded, dict):
+        return "the index does not record its files yet"
+    current = set()
+    for path in iter_knowledge_files([Path(p) for p in knowledge], Corpus()):
+        shown = display_path(path)
+        current.add(shown)
+        old = recorded.get(shown)
+        if old is None:
+            return f"{shown} is new"
+        try:
+            stat = path.stat()
+            now = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+            if now == (old.get("size"), old.get("mtime_ns"), old.get("ctime_ns")):
+                continue
+            if stat.st_size == old.get("size") and file_digest(path) == old.get("sha256"):
+                continue  # touched, not changed
+        except OSError:
+            if old.get("sha256") is None:
+                continue  # still unreadable: its entries were kept, a sync would keep them again
+        return f"{shown} changed"
+    gone = sorted(set(recorded) - current)
+    return f"{gone[0]} was removed" if gone else None
+
+
+def knowledge_problem(paths: Sequence[Path]) -> str | None:
+    """A one-line message for a knowledge path that does not exist or cannot be read, else None.
+
+    Tried, not inferred from permission bits (root reads a chmod 000 file).
+    """
+    for path in map(Path, paths):
+        shown = path.as_posix()
+        if not path.exists():
+            broken = " (a broken link)" if path.is_symlink() else ""
+            return f"The knowledge path {shown} does not exist{broken} - fix ASSISTANT_KNOWLEDGE (paths joined by ':')"
+        try:
+            if path.is_dir():
+                with os.scandir(path):
+                    pass
+            else:
+                with path.open("rb"):
+                    pass
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            return f"The knowledge path {shown} cannot be read ({reason}) - make it readable or fix ASSISTANT_KNOWLEDGE"
+    return None

@@ -1,0 +1,1 @@
+"""Reading knowledge files into entries: one reader per format, asked-as descriptions."""

@@ -1,0 +1,1 @@
+"""Checking an answer: citation markers and whether each quote supports its claim."""
