@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from assistant.verify import support  # noqa: E402
 from assistant.knowledge.corpus import load_corpus  # noqa: E402
 from assistant.types import Entry  # noqa: E402
+from assistant.verify import support  # noqa: E402
 from assistant.verify.citations import claim_with_marker, verify  # noqa: E402
 
 CLAIMS = ROOT / "knowledge" / "questions" / "claims.jsonl"
