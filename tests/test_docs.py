@@ -104,6 +104,12 @@ def normalise(line: str) -> str:
     return shlex.join(words) if words else ""
 
 
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as dashes."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 def documented() -> list[tuple[str, str]]:
     return [(page.relative_to(REPO).as_posix(), c) for page in PAGES for c in bash_commands(page)]
 
@@ -177,13 +183,15 @@ def test_the_readme_is_a_page_a_user_reads() -> None:
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_every_linked_page_exists(page: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for match in LINK.finditer(page.read_text(encoding="utf-8")):
-        target = (match.group(1) or match.group(2)).split("#")[0]
-        if not target or re.match(r"^[a-z]+:", target):
-            continue  # an anchor on the same page, or a web link
-        path = (page.parent / target).resolve()
+        target, _, anchor = (match.group(1) or match.group(2)).partition("#")
+        if re.match(r"^[a-z]+:", target):
+            continue  # a web link
+        path = (page.parent / target).resolve() if target else page
         shown = path.relative_to(REPO).as_posix()
         if shown in PENDING_PAGES and not path.exists():
             with capsys.disabled():
                 print(f"\n{page.name} links {shown}, a page still to be written")
             continue
         assert path.exists(), f"{page.relative_to(REPO)} links {target}, which does not exist"
+        if anchor and path.suffix == ".md":
+            assert anchor in anchors(path), f"{page.relative_to(REPO)} links {target}#{anchor}: no such heading"
