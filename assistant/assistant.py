@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from assistant.answer.followups import History
 from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
-from assistant.index.chroma_index import Index, SyncReport, is_disk_full
+from assistant.index.chroma_index import Index, RemovalRefused, SyncReport, is_disk_full
 from assistant.index.embeddings import Embedder
-from assistant.index.freshness import knowledge_names, knowledge_problem
+from assistant.index.freshness import followed_knowledge, knowledge_names, knowledge_problem
 from assistant.index.lock import IndexBusyError
 from assistant.retrieval.search import Retriever
 from assistant.settings import Settings
@@ -44,7 +44,7 @@ class Assistant:
         model: BaseChatModel | ChatModel | None = None,
         auto_index: bool = True,
     ) -> None:
-        self.settings = settings or Settings.from_env()
+        self.settings = followed_knowledge(settings or Settings.from_env())
         self._index = Index(self.settings, embedder)
         self._model = model
         self._chat_model: ChatModel | None = None
@@ -61,11 +61,25 @@ class Assistant:
         *,
         rebuild: bool = False,
         progress: bool | None = None,
+        allow_removal: bool = False,
     ) -> SyncReport:
-        """Sync the knowledge into the index; returns counts of what changed."""
-        report = self._index.sync(
-            None if paths is None else [Path(p) for p in paths], rebuild=rebuild, progress=progress
-        )
+        """Sync the knowledge into the index; returns counts of what changed.
+
+        `paths` become the knowledge this home follows (recorded in the manifest as absolute paths, so
+        later starts without ASSISTANT_KNOWLEDGE follow them from any folder). A path that does not
+        exist or cannot be read is a SettingsError before anything changes, and a sync whose knowledge
+        yields no entries refuses to empty the index (`RemovalRefused`) unless `allow_removal`.
+        """
+        given = None if paths is None else [Path(p) for p in paths]
+        problem = knowledge_problem(given, "check the path") if given else knowledge_problem(self.settings.knowledge)
+        if problem:
+            raise SettingsError(problem)
+        if given is not None:
+            given = [p if p.is_absolute() else p.absolute() for p in given]
+        report = self._index.sync(given, rebuild=rebuild, progress=progress, allow_removal=allow_removal)
+        if given is not None:
+            self.settings = self.settings.with_(knowledge=tuple(given))
+            self._index.settings = self.settings
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
         self._chain = None
         return report
@@ -86,6 +100,9 @@ class Assistant:
         log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
         try:
             report = self.index()
+        except RemovalRefused as refused:  # the knowledge yields nothing: keep answering from what is indexed
+            log.warning("%s", str(refused).split(" - ")[0] + " - answering from the index as it was")
+            return None
         except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
             if self._index.is_empty or not (isinstance(error, IndexBusyError) or is_disk_full(error)):
                 raise  # nothing to answer from, or nothing would answer (a Chroma server gone)

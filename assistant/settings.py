@@ -23,6 +23,9 @@ MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 class Settings:
     home: Path = Path(".assistant")
     knowledge: tuple[Path, ...] = (Path("knowledge/seed"),)
+    # ASSISTANT_KNOWLEDGE unset: follow the knowledge the home's index was last built from (what
+    # `assistant index PATH` set), `knowledge` being the default for a home that holds none
+    follows_home: bool = False
     model: str = "auto"
     embeddings: str = "local"
     chroma_url: str | None = field(default=None, repr=False)  # URLs may carry user:password
@@ -96,6 +99,7 @@ class Settings:
         return cls(
             home=Path(env.get("ASSISTANT_HOME") or base.home),
             knowledge=tuple(Path(p) for p in knowledge.split(":") if p) if knowledge else base.knowledge,
+            follows_home=not knowledge,
             model=env.get("ASSISTANT_MODEL") or base.model,
             embeddings=env.get("ASSISTANT_EMBEDDINGS") or base.embeddings,
             chroma_url=env.get("ASSISTANT_CHROMA_URL") or None,

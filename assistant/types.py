@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["concept", "abstract"]
-KINDS: tuple[Kind, ...] = ("concept", "abstract")
+Kind = Literal["concept", "abstract", "document"]
+KINDS: tuple[Kind, ...] = ("concept", "abstract", "document")
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def test_deleting_one_of_two_pages_does_not_reembed_the_shared_abstract(synced: 
 
 
 def test_a_broken_file_is_skipped_and_nothing_indexed_is_lost(synced: Synced) -> None:
-    (synced.seed / "zz_broken.txt").write_text("Notes without a header\n", encoding="utf-8")
+    (synced.seed / "zz_broken.txt").write_text("Systems · \nA page whose header lost its id\n", encoding="utf-8")
     report = synced.index.sync(progress=False)
     assert [Path(p.path).name for p in report.skipped] == ["zz_broken.txt"]
     assert report.to_dict()["skipped"][0].endswith(

@@ -382,8 +382,8 @@ BROKEN = [
         set(),
     ),
     (
-        "first line neither format",
-        {"broken.txt": "Notes about GPUs\nThey are fast.\n"},
+        "a concept page's first line without an id",
+        {"broken.txt": "Systems · \nGPU\nA processor.\n"},
         "broken.txt",
         1,
         "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1",
@@ -519,13 +519,14 @@ def test_nonexistent_path_is_a_problem_and_the_rest_loads(tmp_path: Path) -> Non
     assert set(corpus.entries) == GOOD_IDS
 
 
-def test_readme_and_hidden_files_are_ignored(tmp_path: Path) -> None:
+def test_hidden_files_and_what_the_ignore_file_names_are_left_out(tmp_path: Path) -> None:
     folder = tmp_path / "knowledge"
-    write_files(folder, {**GOOD_FILES, "README.md": "# notes\n", ".hidden.txt": "garbage\n"})
+    files = {**GOOD_FILES, "README.md": "# notes\n", ".hidden.txt": "garbage\n", ".assistantignore": "README.md\n"}
+    write_files(folder, files)
     corpus = load_corpus([folder])
     assert corpus.problems == []
     assert set(corpus.entries) == GOOD_IDS
-    assert len(corpus.files) == 3
+    assert len(corpus.files) == 3 and corpus.ignored == 1
 
 
 def test_a_single_file_path_loads(tmp_path: Path) -> None:

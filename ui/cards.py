@@ -102,6 +102,18 @@ def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
     return parts
 
 
+def _document_body(entry: Entry, quote: str | None) -> list[str]:
+    """A section of a user's document: its text, then where it is (document, section, page, file)."""
+    f = entry.fields
+    parts = [_section("Section text", highlight(entry.text, quote))]
+    where = [("Document", f.get("document")), ("Section", f.get("section")), ("Page", f.get("page"))]
+    where.append(("File", f.get("path") or entry.source.rpartition(":")[0]))
+    for label, value in where:
+        if value not in (None, ""):
+            parts.append(_section(label, esc(str(value))))
+    return parts
+
+
 def entry_card(
     entry: Entry | None,
     quote: str | None = None,
@@ -130,5 +142,6 @@ def entry_card(
             f'<div class="card-quote"><div class="card-label">Supporting quote{badge}</div>'
             f"<mark>{esc(quote)}</mark></div>"
         )
-    parts += _concept_body(entry, quote) if entry.kind == "concept" else _abstract_body(entry, quote)
+    body = {"concept": _concept_body, "document": _document_body}.get(entry.kind, _abstract_body)
+    parts += body(entry, quote)
     return '<div class="entry-card">' + "".join(parts) + "</div>"

@@ -22,7 +22,7 @@ _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`"
 _MD_ACTIVE = re.compile(r"([\\\[\]`*_~|#!])")
 
 GENERIC_ERROR = "Something went wrong while answering - please try again. (The details are in the server log.)"
-KIND_LABELS = {"concept": "concept", "abstract": "paper abstract"}
+KIND_LABELS = {"concept": "concept", "abstract": "paper abstract", "document": "document section"}
 
 
 def esc(text: Any) -> str:

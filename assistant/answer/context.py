@@ -17,7 +17,7 @@ from assistant.types import Entry, Source
 if TYPE_CHECKING:
     from assistant.index.chroma_index import Index
 
-BLOCK_HEADER = re.compile(r"^\[(?P<id>[^\]\s]+)\] (?P<title>.*) \((?P<kind>concept|abstract)\)$")
+BLOCK_HEADER = re.compile(r"^\[(?P<id>[^\]\s]+)\] (?P<title>.*) \((?P<kind>concept|abstract|document)\)$")
 QUESTION_LINE = re.compile(r"^Question:", re.M)  # the label prompts/answer_user.txt puts before the question
 ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
 

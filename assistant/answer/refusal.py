@@ -130,9 +130,14 @@ VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     ),
     "person": re.compile(r"\b(?:founded|founder|invented|inventor|ceo|created by|led by|architect)\b", re.I),
     "company": re.compile(r"\b(?:acquired|acquisition|owned by|subsidiary|designed by|manufactured by|fab)\b", re.I),
-    "count": re.compile(r"\b\d[\d,.]*\s?(?:k|m|thousand|million)?\b", re.I),
+    "count": re.compile(
+        r"\b\d[\d,.]*\s?(?:k|m|thousand|million)?\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|"
+        r"dozens?|hundreds?|thousands?)\b",
+        re.I,
+    ),
     "spec": re.compile(r"\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b", re.I),
-    "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=)"),
+    # a shell prompt, an install, or a command's own syntax: a --flag or a key=value argument
+    "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)"),
     "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
 }
 # A name: a word with a digit and a letter (H200, v5p, p4d.24xlarge), or a capitalised word that
@@ -273,7 +278,9 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
             lowered = sentence.lower()
             if not all(mentions(lowered, name) for name in asked):
                 continue  # a value about another product is not the one asked for
-            if not names and len(subject & content_words(sentence)) < 2:
+            # a section of a user's document is about its heading: the subject may be in the sentence before
+            about = content_words(whole) if entry.kind == "document" else content_words(sentence)
+            if not names and len(subject & about) < 2:
                 continue
             if kind == "count" and counted and not counts(sentence, counted.group(1), question):
                 continue

@@ -28,6 +28,7 @@ _TERMINAL_SEQUENCES = re.compile(
 # C0 controls but tab and newline, DEL, C1 controls, and bidirectional overrides that reorder text
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 LOADING = "Loading the index and the encoder…"
+MAX_LISTED = 20  # skipped files listed by `index` (all are in --json)
 _JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps leaves these
 
 
@@ -48,9 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("index", help="sync knowledge files into the index")
-    p.add_argument("paths", nargs="*", type=Path, help="files or folders (default: ASSISTANT_KNOWLEDGE)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="files or folders to index - concept pages, related-papers pages, JSON Lines packs, Markdown, "
+        "text, HTML, PDF; they become the knowledge this home follows (default: what it follows, or "
+        "ASSISTANT_KNOWLEDGE)",
+    )
     p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--yes", action="store_true", help="let a sync whose knowledge yields nothing empty the index")
 
     sub.add_parser("doctor", help="check the index and name the command that repairs it")
 
@@ -107,20 +116,37 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.assistant import Assistant
 
     bot = Assistant(settings, auto_index=False)
-    report = bot.index(args.paths or None, rebuild=args.rebuild)
+    report = bot.index(args.paths or None, rebuild=args.rebuild, allow_removal=args.yes)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
-    for problem in report.skipped:
-        print(f"skipped {problem}", file=sys.stderr)
+    for problem in report.skipped[:MAX_LISTED]:
+        print(terminal_text(f"skipped {problem}"), file=sys.stderr)
+    if len(report.skipped) > MAX_LISTED:
+        print(f"... and {len(report.skipped) - MAX_LISTED} more skipped (--json lists them all)", file=sys.stderr)
+    for note in report.notes[:MAX_LISTED]:
+        print(terminal_text(f"note: {note}"), file=sys.stderr)
     print(report.summary())
+    if args.paths:
+        followed = ":".join(Path(p).as_posix() for p in args.paths)
+        if settings.follows_home:
+            print(terminal_text(f"this home now follows {followed} (ask, chat and serve use it)"))
+        else:
+            print(
+                terminal_text(
+                    "note: ASSISTANT_KNOWLEDGE is set, so ask, chat and serve will sync back to it; "
+                    f"unset it to follow {followed}"
+                ),
+                file=sys.stderr,
+            )
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.cli.doctor import diagnose, the_fix
+    from assistant.index.freshness import followed_knowledge
 
-    checks = diagnose(settings)
+    checks = diagnose(followed_knowledge(settings))
     for check in checks:
         print(check)
     if all(check.ok for check in checks):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -54,6 +55,12 @@ def diagnose(settings: Settings) -> list[Check]:
         return [*checks, Check("manifest", False, f"no index in {root} yet", SYNC)]
     if index.mismatch is not None:
         return [*checks, Check("committed generation", False, str(index.mismatch), REBUILD)]
+    if not index.entries:
+        knowledge = " ".join(shlex.quote(Path(p).as_posix()) for p in settings.knowledge)
+        return [
+            *checks,
+            Check("entries", False, "the index holds no entries: nothing can be answered", f"{SYNC} {knowledge}"),
+        ]
     checks.append(
         Check(
             "committed generation",
@@ -138,7 +145,7 @@ def the_fix(checks: list[Check]) -> str | None:
         return REBUILD
     if SYNC in fixes:
         return SYNC
-    return None
+    return next((fix for fix in fixes if fix), None)
 
 
 if __name__ == "__main__":

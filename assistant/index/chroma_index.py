@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import shlex
 import shutil
 import sys
 import threading
@@ -65,7 +66,7 @@ from assistant.types import Chunk, Entry, Problem
 EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
 PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
 # where an entry was read from does not change what it says
-VOLATILE_FIELDS = ("sources", "anchors", ASKED_AS_SOURCES)
+VOLATILE_FIELDS = ("sources", "anchors", "path", ASKED_AS_SOURCES)
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 EF_SEARCH = 500  # HNSW search breadth: a narrow search returns a tail that differs between processes
 SAMPLE_IDS = 256  # committed vector ids looked up in Chroma on every sync
@@ -87,6 +88,8 @@ class SyncReport:
     files: int = 0
     repaired: int = 0  # chunks of committed entries whose vectors were missing from Chroma, embedded again
     swept: int = 0  # vectors in Chroma that no committed chunk named (left by a killed sync), deleted
+    ignored: int = 0  # files a .assistantignore names
+    notes: list[str] = field(default_factory=list)  # files read, but not whole (a PDF's pages without text)
 
     def summary(self) -> str:
         if self.embedded_chunks:  # a rate only for work done: a no-op sync has none worth printing
@@ -102,6 +105,7 @@ class SyncReport:
             + f"; {work}"
             + (f"; repaired {self.repaired} vectors missing from Chroma" if self.repaired else "")
             + (f"; swept {self.swept} orphan vectors" if self.swept else "")
+            + (f"; {self.ignored} files ignored by .assistantignore" if self.ignored else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,6 +118,21 @@ def entry_hash(entry: Entry, chunking: dict[str, int]) -> str:
     fields = {k: v for k, v in entry.fields.items() if k not in VOLATILE_FIELDS}
     payload = json.dumps([entry.kind, entry.title, entry.text, fields, entry.url, chunking], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class RemovalRefused(AssistantError):
+    """A sync would remove most of the index because its knowledge yields nothing: a wrong or empty path,
+    an unmounted drive, files of a format it does not read. Nothing was changed."""
+
+    def __init__(self, removed: int, total: int, roots: list[Path], problems: list[Problem]) -> None:
+        named = " ".join(shlex.quote(Path(root).as_posix()) for root in roots)
+        why = f" ({problems[0].message})" if len(problems) == 1 else ""
+        super().__init__(
+            f"{named or 'the knowledge'} yields no entries{why}, so this sync would remove {removed} of the "
+            f"{total} entries in the index - nothing was changed; check the path, or to empty the index "
+            f"run: assistant index {named} --yes"
+        )
+        self.removed, self.total = removed, total
 
 
 class Index:
@@ -455,10 +474,13 @@ class Index:
         rebuild: bool = False,
         progress: bool | None = None,
         on_embedded: Callable[[int], None] | None = None,
+        allow_removal: bool = False,
     ) -> SyncReport:
         """Make the index match the knowledge under `paths` (default: settings.knowledge).
 
-        Holds the home's sync lock throughout; another sync waits up to `lock_wait` seconds.
+        Holds the home's sync lock throughout; another sync waits up to `lock_wait` seconds. A sync
+        whose knowledge yields no entries at all while it would remove more than half of the index
+        raises `RemovalRefused` before anything changes, unless `allow_removal` (`--yes`).
         """
         lock = SyncLock(self.store.root, self.lock_wait)
         try:
@@ -474,7 +496,7 @@ class Index:
             # another process may have committed (or rebuilt) since this Index read the home
             self._collection = None
             self.reload()
-            return self._sync(paths, rebuild, progress, on_embedded)
+            return self._sync(paths, rebuild, progress, on_embedded, allow_removal)
         finally:
             lock.__exit__(None, None, None)
 
@@ -484,6 +506,7 @@ class Index:
         rebuild: bool,
         progress: bool | None,
         on_embedded: Callable[[int], None] | None,
+        allow_removal: bool = False,
     ) -> SyncReport:
         started = time.perf_counter()
         if rebuild:
@@ -494,7 +517,9 @@ class Index:
         roots = list(paths) if paths is not None else list(self.settings.knowledge)
         files = fingerprints(roots)  # before reading: a file edited during the sync looks changed next time
         corpus = load_corpus(roots)
-        report = SyncReport(skipped=list(corpus.problems), files=len(corpus.files))
+        report = SyncReport(
+            skipped=list(corpus.problems), files=len(corpus.files), ignored=corpus.ignored, notes=list(corpus.notes)
+        )
         chunking = self.chunker.settings()
         fresh: dict[str, StoredEntry] = {}
         to_embed: list[StoredEntry] = []
@@ -520,6 +545,8 @@ class Index:
                 fresh[entry_id] = old
                 report.kept += 1
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
+        if not corpus.entries and report.removed * 2 > len(self.entries) and not (allow_removal or rebuild):
+            raise RemovalRefused(report.removed, len(self.entries), roots, corpus.problems)
         knowledge = knowledge_names(roots)
         manifest = self.store.manifest() or {}
         lexical_fits = manifest.get("lexical") == LEXICAL_TOKENS  # else an older tokenizer's index: rebuilt

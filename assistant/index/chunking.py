@@ -49,7 +49,7 @@ class Chunker:
         if is_page_entry(entry):  # one statement per line, as in the entry text
             parts, joiner = [(f.field, f.label, f.statements) for f in families(entry.fields)], "\n"
         else:
-            parts = [("concept" if entry.kind == "concept" else "abstract", "", split_sentences(entry.text))]
+            parts = [(entry.kind, "", split_sentences(entry.text))]
         out: list[Chunk] = []
         for field, label, sentences in parts:
             title = truncate_tokens(entry.title, self.max_tokens // 2)  # a huge title must not crowd out the text

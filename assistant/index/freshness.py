@@ -15,10 +15,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assistant.knowledge.corpus import Corpus, display_path, iter_knowledge_files, under
+from assistant.errors import AssistantError
+from assistant.index.store import Store
+from assistant.knowledge.corpus import Corpus, display_path, iter_knowledge_files, not_regular, under, virtual_tree
+from assistant.settings import Settings
 
 Fingerprints = dict[str, dict[str, Any]]  # display path -> {"size", "mtime_ns", "sha256"}
 
@@ -47,7 +51,7 @@ def fingerprint(path: Path) -> dict[str, Any] | None:
 def fingerprints(paths: Iterable[Path]) -> Fingerprints:
     """The fingerprint of every knowledge file under `paths`, by display path."""
     found: Fingerprints = {}
-    for path in iter_knowledge_files([Path(p) for p in paths], Corpus()):
+    for path, _ in iter_knowledge_files([Path(p) for p in paths], Corpus()):
         current = fingerprint(path)
         if current is not None:
             found[display_path(path)] = current
@@ -91,7 +95,7 @@ def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> 
     if not isinstance(recorded, dict):
         return "the index does not record its files yet"
     current = set()
-    for path in iter_knowledge_files([Path(p) for p in knowledge], Corpus()):
+    for path, _ in iter_knowledge_files([Path(p) for p in knowledge], Corpus()):
         shown = display_path(path)
         current.add(shown)
         old = recorded.get(shown)
@@ -112,16 +116,45 @@ def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> 
     return f"{gone[0]} was removed" if gone else None
 
 
-def knowledge_problem(paths: Sequence[Path]) -> str | None:
-    """A one-line message for a knowledge path that does not exist or cannot be read, else None.
+def followed_knowledge(settings: Settings) -> Settings:
+    """The settings with the knowledge this home follows, when ASSISTANT_KNOWLEDGE does not name one.
 
-    Tried, not inferred from permission bits (root reads a chmod 000 file).
+    `assistant index PATH` builds the index from PATH and the manifest records it; later `ask`,
+    `chat` and `serve` without ASSISTANT_KNOWLEDGE follow that, instead of syncing the index back to
+    the default knowledge. A home without a committed index keeps the default.
+    """
+    if not settings.follows_home:
+        return settings
+    try:
+        manifest = Store(Path(settings.home) / "index").manifest()
+    except AssistantError:  # a damaged manifest: the Index says so when it opens
+        return settings
+    held = (manifest or {}).get("knowledge")
+    if not manifest or not isinstance(held, list) or not held:
+        return settings
+    if not all(isinstance(p, str) and p for p in held):
+        return settings
+    return replace(settings, knowledge=tuple(Path(p) for p in held))
+
+
+FIX_SETTING = "fix ASSISTANT_KNOWLEDGE (paths joined by ':')"
+
+
+def knowledge_problem(paths: Sequence[Path], setting: str = FIX_SETTING) -> str | None:
+    """A one-line message for a knowledge path that does not exist, cannot be read or is not a file or
+    folder (a FIFO, a device, /proc), else None; `setting` says what to fix.
+
+    Tried, not inferred from permission bits (root reads a chmod 000 file). Nothing is read: a FIFO
+    is never opened.
     """
     for path in map(Path, paths):
         shown = path.as_posix()
         if not path.exists():
             broken = " (a broken link)" if path.is_symlink() else ""
-            return f"The knowledge path {shown} does not exist{broken} - fix ASSISTANT_KNOWLEDGE (paths joined by ':')"
+            return f"The knowledge path {shown} does not exist{broken} - {setting}"
+        odd = not_regular(path) or ("a virtual file system" if virtual_tree(path) else None)
+        if odd:
+            return f"The knowledge path {shown} is {odd}, not a file or folder of knowledge - {setting}"
         try:
             if path.is_dir():
                 with os.scandir(path):
@@ -131,5 +164,5 @@ def knowledge_problem(paths: Sequence[Path]) -> str | None:
                     pass
         except OSError as error:
             reason = error.strerror or type(error).__name__
-            return f"The knowledge path {shown} cannot be read ({reason}) - make it readable or fix ASSISTANT_KNOWLEDGE"
+            return f"The knowledge path {shown} cannot be read ({reason}) - make it readable or {setting}"
     return None

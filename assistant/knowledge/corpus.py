@@ -1,8 +1,9 @@
 """Readers for every knowledge format, turning files into `Entry` objects.
 
 Formats: concept pages (parsed by `assistant.knowledge.concept_page`) and related-papers pages (text),
-arXiv and glossary records (JSON Lines), and asked-as records that describe an entry for search
-(`assistant.knowledge.asked_as`). A malformed file or line becomes a `Problem` naming
+arXiv and glossary records (JSON Lines), asked-as records that describe an entry for search
+(`assistant.knowledge.asked_as`), and documents people keep - Markdown, HTML, PDF and any other
+`.txt` - one entry per section (`assistant.knowledge.documents`). A malformed file or line becomes a `Problem` naming
 file, line and what was expected; it is skipped and the rest of the corpus still loads.
 """
 
@@ -12,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -20,13 +22,23 @@ from typing import Any
 
 from assistant.knowledge.asked_as import is_asked_as_record, read_record, with_descriptions
 from assistant.knowledge.concept_page import is_concept_page, parse_concept_page
+from assistant.knowledge.documents import Document, document_entries
+from assistant.knowledge.html_reader import read_html
+from assistant.knowledge.ignore import ignore_rules
+from assistant.knowledge.markdown_reader import read_markdown
 from assistant.knowledge.paper_links import linked_paper
+from assistant.knowledge.pdf_reader import PdfProblem, read_pdf
+from assistant.knowledge.text_reader import read_text_document
 from assistant.text import clean, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
 
-KNOWLEDGE_SUFFIXES = (".txt", ".jsonl")
-IGNORED_SUFFIXES = (".md",)  # README, SOURCE and NOTICE files live beside the data
-MAX_PAGE_BYTES = 1_000_000  # a text page larger than this is not a concept page
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, ".html", ".htm", ".pdf")
+KNOWLEDGE_SUFFIXES = (".txt", ".jsonl", *DOCUMENT_SUFFIXES)
+KNOWN_FORMATS = ".txt, .jsonl, .md, .html or .pdf"
+MAX_PAGE_BYTES = 1_000_000  # a concept page larger than this is refused
+MAX_DOCUMENT_BYTES = 50_000_000  # any file larger than this is refused (read with this bound)
+VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
 MAX_LINE_CHARS = 1_000_000
 GLOSSARY_URL = "https://developers.google.com/machine-learning/glossary#"
 ARXIV_URL = "https://arxiv.org/abs/"
@@ -42,6 +54,8 @@ class Corpus:
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     asked_as: list[tuple[str, list[str], str]] = field(default_factory=list)  # entry id, descriptions, path:line
+    notes: list[str] = field(default_factory=list)  # read, but not whole (a PDF's pages without text)
+    ignored: int = 0  # files a .assistantignore names
 
     def add(self, entry: Entry) -> None:
         """Add an entry; the same abstract twice merges sources, another clash is a problem."""
@@ -93,10 +107,41 @@ def under(path: str, folders: Iterable[str]) -> bool:
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
+def not_regular(path: Path) -> str | None:
+    """What a path that is neither a regular file nor a folder is ("a FIFO", "a device"), else None.
+
+    Such paths are never opened: a FIFO blocks the reader forever, a device never ends.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def virtual_tree(path: Path) -> bool:
+    """Whether a path lies in a kernel's virtual file system (/proc, /sys, /dev), whose files never end."""
+    try:
+        resolved = path.resolve()
+    except OSError:
+        return False
+    return any(resolved == Path(root) or Path(root) in resolved.parents for root in VIRTUAL_ROOTS)
+
+
 def walk_files(root: Path, corpus: Corpus) -> list[Path]:
-    """Every file under a folder, sorted; a subfolder that cannot be listed is a problem.
+    """Every regular file under a folder, sorted; a subfolder that cannot be listed is a problem.
 
     The problem is `damaged`, so entries indexed from that folder before are kept, not removed.
+    Files a `.assistantignore` names are left out (and counted); FIFOs, sockets and devices are
+    problems, never opened; virtual file systems (/proc, /sys, /dev) inside the folder are not walked.
     """
 
     def unreadable(error: OSError) -> None:
@@ -107,35 +152,74 @@ def walk_files(root: Path, corpus: Corpus) -> list[Path]:
         )
 
     found = []
-    for folder, _, names in os.walk(root, onerror=unreadable):
-        found += [Path(folder) / name for name in names if not name.startswith(".")]
-    return sorted(p for p in found if p.is_file())
+    for folder, subfolders, names in os.walk(root, onerror=unreadable):
+        here = Path(folder)
+        subfolders[:] = [s for s in subfolders if not s.startswith(".") and not virtual_tree(here / s)]
+        ignore = ignore_rules(here, root)
+        for name in names:
+            path = here / name
+            if name.startswith(".") or ignore.matches(path):
+                corpus.ignored += 0 if name.startswith(".") else 1
+                continue
+            odd = not_regular(path)
+            if odd:
+                corpus.problems.append(Problem(display_path(path), 0, f"{odd} - skipped, never read", damaged=False))
+            elif path.is_file():
+                found.append(path)
+    return sorted(found)
 
 
-def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[Path]:
-    """Files under the given paths, sorted; a missing path or unknown file type is a problem."""
+def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[tuple[Path, str]]:
+    """(file, its path relative to the knowledge path it was found under) for every file to read, sorted.
+
+    A missing path, a FIFO, device or virtual tree, and an unknown file type are problems.
+    """
     for root in paths:
+        if virtual_tree(root):
+            corpus.problems.append(
+                Problem(
+                    display_path(root), 0, "a virtual file system (/proc, /sys, /dev) - not knowledge", damaged=False
+                )
+            )
+            continue
+        odd = not_regular(root)
+        if odd:
+            corpus.problems.append(Problem(display_path(root), 0, f"{odd} - skipped, never read", damaged=False))
+            continue
         if root.is_dir():
-            candidates = walk_files(root, corpus)
+            candidates = [(path, path.relative_to(root).as_posix()) for path in walk_files(root, corpus)]
         elif root.is_file():
-            candidates = [root]
+            candidates = [(root, root.name)]
         else:
             corpus.problems.append(
                 Problem(display_path(root), 0, "no such file or folder - check the path", damaged=False)
             )
             continue
-        for path in candidates:
-            if path.suffix in KNOWLEDGE_SUFFIXES:
-                yield path
-            elif path.suffix not in IGNORED_SUFFIXES:
+        for path, relative in candidates:
+            if path.suffix.lower() in KNOWLEDGE_SUFFIXES:
+                yield path, relative
+            else:
                 corpus.problems.append(
                     Problem(
                         display_path(path),
                         0,
-                        "not a knowledge file - expected .txt pages or .jsonl records",
+                        f"not a knowledge file - expected {KNOWN_FORMATS} (or list it in .assistantignore)",
                         damaged=False,
                     )
                 )
+
+
+def read_bytes(path: Path, corpus: Corpus, limit: int) -> bytes | None:
+    """At most `limit` bytes of a file, or None with a problem when it is larger (read with a bound, so a
+    file that grows or never ends cannot hold the sync)."""
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        corpus.problems.append(
+            Problem(display_path(path), 0, f"file is over {limit:,} bytes - split it or leave it out")
+        )
+        return None
+    return data
 
 
 def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | None:
@@ -143,9 +227,11 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
     shown = display_path(path)
     size = path.stat().st_size
     if limit is not None and size > limit:
-        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {limit:,} bytes"))
+        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a file may be at most {limit:,} bytes"))
         return None
-    data = path.read_bytes()
+    data = read_bytes(path, corpus, limit if limit is not None else MAX_DOCUMENT_BYTES)
+    if data is None:
+        return None
     if b"\x00" in data[:8192]:
         corpus.problems.append(Problem(shown, 0, "binary file - expected UTF-8 text"))
         return None
@@ -160,11 +246,11 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
 def load_corpus(paths: Iterable[Path]) -> Corpus:
     """Read every knowledge file under `paths` into one Corpus."""
     corpus = Corpus()
-    for path in iter_knowledge_files([Path(p) for p in paths], corpus):
+    for path, relative in iter_knowledge_files([Path(p) for p in paths], corpus):
         shown = display_path(path)
         corpus.files.append(shown)
         try:
-            read_file(path, shown, corpus)
+            read_file(path, shown, corpus, relative)
         except OSError as error:  # removed or made unreadable after the folder was listed
             reason = (
                 "the file was removed while it was read"
@@ -188,15 +274,27 @@ def attach_descriptions(corpus: Corpus) -> None:
         corpus.entries[entry_id] = with_descriptions(entry, descriptions, [source])
 
 
-def read_file(path: Path, shown: str, corpus: Corpus) -> None:
+def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = None) -> None:
     """One knowledge file into the corpus (OSErrors are the caller's)."""
-    if path.suffix == ".jsonl":
+    suffix = path.suffix.lower()
+    relative = relative or path.name
+    if suffix == ".jsonl":
         read_jsonl(path, shown, corpus)
         return
-    text = read_text(path, corpus, MAX_PAGE_BYTES)
+    if suffix in DOCUMENT_SUFFIXES:
+        read_document(path, shown, relative, corpus)
+        return
+    text = read_text(path, corpus, MAX_DOCUMENT_BYTES)
     if text is None:
         return
     first = text.split("\n", 1)[0].strip()
+    page = is_concept_page(first) or RELATED_HEADER.match(first)
+    size = len(text.encode("utf-8"))
+    if page and size > MAX_PAGE_BYTES:
+        corpus.problems.append(
+            Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {MAX_PAGE_BYTES:,} bytes")
+        )
+        return
     if is_concept_page(first):
         entry = parse_concept_page(text, shown)
         if isinstance(entry, Problem):
@@ -206,10 +304,43 @@ def read_file(path: Path, shown: str, corpus: Corpus) -> None:
     elif RELATED_HEADER.match(first):
         for entry in parse_related_page(text, shown):
             corpus.add(entry)
-    else:
+    elif " · " in first or first.endswith(" ·"):  # a concept page's header, broken
         corpus.problems.append(
             Problem(shown, 1, "expected 'Section · ID' (a concept page) or 'Related papers: ...' on line 1")
         )
+    else:  # plain notes
+        add_document(read_text_document(text), relative, shown, corpus)
+
+
+def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None:
+    """A Markdown, HTML or PDF file as one entry per section."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        data = read_bytes(path, corpus, MAX_DOCUMENT_BYTES)
+        if data is None:
+            return
+        try:
+            document, empty = read_pdf(data)
+        except PdfProblem as problem:
+            corpus.problems.append(Problem(shown, 0, str(problem)))
+            return
+        if empty:
+            corpus.notes.append(f"{shown}: {empty} page(s) without text left out (scanned pages need OCR)")
+        add_document(document, relative, shown, corpus)
+        return
+    text = read_text(path, corpus, MAX_DOCUMENT_BYTES)
+    if text is None:
+        return
+    document = read_markdown(text) if suffix in MARKDOWN_SUFFIXES else read_html(text)
+    add_document(document, relative, shown, corpus)
+
+
+def add_document(document: Document, relative: str, shown: str, corpus: Corpus) -> None:
+    entries = document_entries(document, relative, shown)
+    if not entries:
+        corpus.problems.append(Problem(shown, 0, "no text in the document - nothing to index", damaged=False))
+    for entry in entries:
+        corpus.add(entry)
 
 
 # --- related-papers pages --------------------------------------------------------------

@@ -21,7 +21,7 @@ from assistant.types import Citation, Entry
 from assistant.verify.support import SUPPORTED, judge
 
 ID_PATTERN = (
-    r"(?:arxiv:\s*\d{4}\.\d{4,5}|glossary:[a-z0-9-]+|abs-[0-9a-f]{10}|"
+    r"(?:arxiv:\s*\d{4}\.\d{4,5}|glossary:[a-z0-9-]+|abs-[0-9a-f]{10}|doc:[a-z0-9._/-]+#[a-z0-9-]+|"
     r"[a-z][a-z0-9]{1,9}-\d{1,6}|\d{4}\.\d{4,5})"
 )
 MARKER = re.compile(
