@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("doctor", help="check the index and name the command that repairs it")
 
+    p = sub.add_parser("describe", help="write asked-as descriptions of the knowledge with the configured chat model")
+    p.add_argument("--out", type=Path, help="the asked-as.jsonl to append to (default: in the first knowledge folder)")
+    p.add_argument("--batch", type=int, default=4, help="entries per request (default 4)")
+    p.add_argument("--limit", type=int, help="describe at most this many entries in this run")
+
     p = sub.add_parser("ask", help="answer one question with citations")
     p.add_argument("question")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
@@ -155,6 +160,22 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     fix = the_fix(checks)
     print(f"fix: {fix}" if fix else "fix: see the problem above")
     return 1
+
+
+def cmd_describe(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.cli.describe import describe
+    from assistant.index.freshness import followed_knowledge
+
+    def progress(done: int, total: int) -> None:
+        print(f"described {done}/{total} entries", file=sys.stderr)
+
+    report = describe(
+        followed_knowledge(settings), args.out, batch_size=args.batch, limit=args.limit, on_batch=progress
+    )
+    for entry_id in (report.failed or [])[:MAX_LISTED]:
+        print(terminal_text(f"no usable description for {entry_id}"), file=sys.stderr)
+    print(terminal_text(report.summary()))
+    return 0
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -260,6 +281,7 @@ def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
 COMMANDS = {
     "index": cmd_index,
     "doctor": cmd_doctor,
+    "describe": cmd_describe,
     "ask": cmd_ask,
     "chat": cmd_chat,
     "serve": cmd_serve,
