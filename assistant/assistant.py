@@ -144,6 +144,7 @@ class Assistant:
             chunks=len(self._index.chunks),
             indexed_at=summary.get("updated"),
             model=self.model_label,
+            documents=kinds.count("document"),
         )
 
     def search(self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None) -> list[Source]:

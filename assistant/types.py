@@ -130,10 +130,11 @@ class KnowledgeStatus:
     chunks: int
     indexed_at: str | None  # the manifest's commit time, ISO 8601; None before the first sync
     model: str
+    documents: int = 0  # sections of the user's own documents
 
     @property
     def entries(self) -> int:
-        return self.concepts + self.papers
+        return self.concepts + self.papers + self.documents
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

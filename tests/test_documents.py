@@ -228,3 +228,12 @@ def test_the_card_shows_the_document_section_and_page(wiki: Path) -> None:
     for label, value in (("Document", "Q3 cluster report"), ("Section", "Hardware failures"), ("Page", "3")):
         assert f'<div class="card-label">{label}</div><div>{value}</div>' in html
     assert "report.pdf" in html and "<mark>Three nodes lost ECC memory</mark>" in html
+
+
+def test_the_ui_header_counts_document_sections(wiki: Path, tmp_path: Path) -> None:
+    from ui.header import knowledge_line
+
+    status = wiki_assistant(wiki, tmp_path / "home").status()
+    assert (status.concepts, status.papers, status.documents) == (0, 0, 12)
+    line = knowledge_line(status)
+    assert "12 document sections" in line and "not indexed yet" not in line

@@ -43,7 +43,10 @@ def knowledge_line(status: KnowledgeStatus) -> str:
     if not status.entries:
         command = "assistant index " + " ".join(status.knowledge)
         return f"Knowledge: {paths} · <b>not indexed yet</b> - run <code>{esc(command)}</code>"
-    parts = [plural(status.concepts, "concept"), plural(status.papers, "paper"), plural(status.chunks, "chunk")]
+    parts = [plural(status.concepts, "concept"), plural(status.papers, "paper")]
+    if status.documents:
+        parts.append(plural(status.documents, "document section"))
+    parts.append(plural(status.chunks, "chunk"))
     if status.indexed_at:
         parts.append(f"indexed {when(status.indexed_at)}")
     return f"Knowledge: {paths} · " + " · ".join(esc(p) for p in parts)
