@@ -108,7 +108,7 @@ def test_desktop_header_examples_citation_card_sources_and_copy(open_page, seed_
     for text in ("knowledge/seed", "1 concept", "59 papers", "chunks", "indexed", "extractive (offline)"):
         assert text in header, header
     examples = page.locator("#examples button").all_inner_texts()
-    assert examples[0] == "What is GPU?" and any(e.startswith("Which papers address") for e in examples)
+    assert examples[0] == "What is a GPU?" and any(e.startswith("Which papers address") for e in examples)
 
     page.locator("#examples button").first.click()
     wait_answered(page, 0)
@@ -244,7 +244,7 @@ def test_entry_html_is_shown_as_text_never_run(open_page, tmp_path):
     (knowledge / "probe.txt").write_text(XSS_PAGE, encoding="utf-8")
     page, dialogs = open_page(Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive"))
 
-    assert "What is XSS probe?" in page.locator("#examples button").all_inner_texts()
+    assert "What is an XSS probe?" in page.locator("#examples button").all_inner_texts()
     ask(page, f"What is an XSS probe? {PAYLOAD}")
     chat = page.locator("#chat")
     assert PAYLOAD in chat.locator(".message-content").first.inner_text()  # the question, shown literally
