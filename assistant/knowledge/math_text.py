@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 _SPAN = re.compile(r"\$\$(?P<display>.+?)\$\$|(?<![$\\])\$(?P<inline>\s?[^\s$](?:[^$]*?[^\s$\\])?\s?)\$", re.S)
+_DOLLAR = "\ue000"  # stands in for `\$` while math spans are found
 _TEX_MARK = re.compile(r"[\\^_{}]")
 _SHORT_SYMBOL = re.compile(r"[\w\u0370-\u03ff+\-*/().,|'=<>≤≥ ]{1,24}")
 _WORD = re.compile(r"[A-Za-z]{3,}")
@@ -164,8 +165,10 @@ def plain_math(text: str) -> str:
                 return match.group()
         return tex_to_text(tex)
 
+    text = text.replace("\\$", _DOLLAR)  # an escaped dollar is money, never a math delimiter
     text = _SPAN.sub(convert, text)
     text = re.sub(r"\\\((.+?)\\\)", lambda m: tex_to_text(m.group(1)), text, flags=re.S)
     for pattern, replacement in _TEXT_TEX:
         text = pattern.sub(replacement, text)
+    text = text.replace(_DOLLAR, "$")
     return _TEXT_SYMBOL.sub(lambda m: _SYMBOLS.get(m.group(1)) or _GREEK.get(m.group(1)) or m.group(), text)
