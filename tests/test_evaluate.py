@@ -348,7 +348,11 @@ def test_console_leads_with_answered_with_gold_and_says_what_fails(qfile, tmp_pa
         f"Answered with gold: {data['metrics']['overall']['answered_with_gold']:.3f} "
         f"({len(with_gold)} of 3 answerable questions answered, citing a gold entry)"
     )
-    assert lines[2].startswith("Failed: 2 of 4 questions") and "expected fact missing" in lines[2]
+    assert lines[2].startswith("Failed: 2 of 4 questions (") and "expected fact missing" in lines[2]
+    assert lines[2].startswith(  # how often each kind of miss occurred (one question can have several)
+        "Failed: 2 of 4 questions (gold not cited 2; missed facts 2; gold not retrieved in top 5 1; "
+        "cited non-gold 1; refused an answerable question 1), each listed in report.md"
+    )
     headline = lines[lines.index("Headline (overall)") + 3]  # title, header, rule, then the first row
     assert headline.split() == ["answered_with_gold", f"{data['metrics']['overall']['answered_with_gold']:.3f}"]
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")

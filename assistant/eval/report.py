@@ -6,6 +6,7 @@ saved results.json can be re-rendered without re-running the questions.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ def _summary(data: dict[str, Any]) -> str:
 FAILURE_RULE = (
     "a question fails on any one miss - refused when it should answer or answered when it should refuse, "
     "a gold entry not in the top 5 or not cited, a non-gold citation, or an expected fact missing from the "
-    "answer text - so questions fail while the averages above stay high"
+    "answer text - so questions fail while the averages below stay high"
 )
 
 
@@ -121,10 +122,13 @@ def _lead(data: dict[str, Any]) -> list[str]:
     answerable = [r for r in questions if r["gold"]]
     with_gold = sum(1 for r in answerable if r.get("answered_with_gold"))
     failed = sum(1 for r in questions if r["failures"])
+    reasons = Counter(reason.split(":")[0] for r in questions for reason in r["failures"])
+    why = "; ".join(f"{reason} {n}" for reason, n in reasons.most_common())
     return [
         f"Answered with gold: {_fmt(overall.get('answered_with_gold'))} ({with_gold} of {len(answerable)} "
         "answerable questions answered, citing a gold entry)",
-        f"Failed: {failed} of {len(questions)} questions (each listed in report.md): {FAILURE_RULE}.",
+        f"Failed: {failed} of {len(questions)} questions{f' ({why})' if why else ''}, each listed in report.md: "
+        f"{FAILURE_RULE}.",
     ]
 
 
