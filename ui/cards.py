@@ -102,7 +102,7 @@ def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
         parts.append(_section("Published", esc(" · ".join(meta))))
     anchors = [str(a) for a in f.get("anchors") or []]
     if anchors:
-        parts.append(_section("Listed under", esc("; ".join(anchors))))
+        parts.append(_section("Listed under", esc("; ".join(plain_math(a) for a in anchors))))
     link = _link(entry.url, "Read on arXiv ↗") if entry.url else ""
     parts.append(f'<div class="card-links">{link or "<span class=muted>No arXiv link for this abstract.</span>"}</div>')
     return parts

@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and Chroma. Exits 0 when healthy, 1 with the one command that fixes it.",
     )
 
-    p = command("ask", "answer one question with citations", "Markers [1], [2] in the answer match the list below.")
+    p = command("ask", "answer one question with citations", "Markers [1], [2] number the citations listed under it.")
     p.add_argument("question", help='the question, quoted: assistant ask "What is pipeline parallelism?"')
     p.add_argument("--json", action="store_true", help="print the Answer as JSON (citations by entry id)")
     p.add_argument("--model", help=MODEL_HELP)
