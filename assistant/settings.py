@@ -78,7 +78,7 @@ class Settings:
             raise SettingsError(f"ASSISTANT_RERANK={self.rerank!r} is not known - use one of {', '.join(RERANKERS)}")
         if self.retrieval_mode not in RETRIEVAL_MODES:
             raise SettingsError(
-                f"Unknown retrieval mode {self.retrieval_mode!r} - use one of {', '.join(RETRIEVAL_MODES)}"
+                f"ASSISTANT_RETRIEVAL={self.retrieval_mode!r} is not known - use one of {', '.join(RETRIEVAL_MODES)}"
             )
 
     @classmethod

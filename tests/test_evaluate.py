@@ -338,3 +338,22 @@ def test_judge_with_openai_model(qfile, tmp_path, factory, monkeypatch, capsys):
     assert data["metrics"]["overall"]["judged_llm"] == pytest.approx((0.5 + 0.5 + 0.0) / 3)
     assert "judged (LLM)" in capsys.readouterr().out.split("\n", 1)[1]
     assert "| judged (LLM) |" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+def test_console_leads_with_answered_with_gold_and_says_what_fails(qfile, tmp_path, factory, capsys):
+    _, data = run(qfile, tmp_path / "out", factory)
+    lines = capsys.readouterr().out.splitlines()
+    with_gold = [r for r in data["questions"] if r["answered_with_gold"]]
+    assert lines[1] == (
+        f"Answered with gold: {data['metrics']['overall']['answered_with_gold']:.3f} "
+        f"({len(with_gold)} of 3 answerable questions answered, citing a gold entry)"
+    )
+    assert lines[2].startswith("Failed: 2 of 4 questions (") and "expected fact missing" in lines[2]
+    assert lines[2].startswith(  # how often each kind of miss occurred (one question can have several)
+        "Failed: 2 of 4 questions (gold not cited 2; missed facts 2; gold not retrieved in top 5 1; "
+        "cited non-gold 1; refused an answerable question 1), each listed in report.md"
+    )
+    headline = lines[lines.index("Headline (overall)") + 3]  # title, header, rule, then the first row
+    assert headline.split() == ["answered_with_gold", f"{data['metrics']['overall']['answered_with_gold']:.3f}"]
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| answered_with_gold |" in report and "A question fails on any one miss" in report

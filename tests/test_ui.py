@@ -9,6 +9,7 @@ import re
 import pytest
 
 from assistant.types import Answer, Citation, Entry, Source
+from tests.conftest import REPO
 from ui.cards import entry_card, highlight
 from ui.ratings import conversation_markdown, record_feedback, vote_of
 from ui.render import (
@@ -463,7 +464,7 @@ def test_examples_come_from_the_knowledge_and_are_stable():
     ]
     assert topic_phrases(entries, 5) == ["LLM serving", "speculative decoding"]  # generic "large language" skipped
     expected = [
-        "What is Pipeline parallelism?",  # the richest concept page first
+        "What is pipeline parallelism?",  # the richest concept page first, the heading's capital dropped
         "What is KV cache?",  # a parenthesised expansion left out
         "Which papers address LLM serving?",
         "Which papers address speculative decoding?",
@@ -473,6 +474,59 @@ def test_examples_come_from_the_knowledge_and_are_stable():
     only_papers = [e for e in entries if e.kind == "abstract"]
     assert example_questions(only_papers) == expected[2:]
     assert example_questions([e for e in entries if e.kind == "concept"]) == expected[:2]
+
+
+def test_examples_read_as_questions_a_person_asks():
+    from ui.examples import example_questions
+
+    entries = [
+        entry("glossary:operation", "concept", "Operation (op)", definition="A node in the graph."),
+        entry("glossary:see", "concept", "TPU chip", definition="Abbreviation for Tensor Processing Unit chip."),
+        Entry("MLD-1", "concept", "GPU", "A processor designed for parallel work.", {"definition": "A processor."}),
+        Entry("MLD-2", "concept", "Gradient checkpointing", "Gradient checkpointing", {"definition": "A way to save."}),
+        Entry("MLD-3", "concept", "Markov decision process", "A Markov decision process is a graph.", {}),
+        entry("P-1", "abstract", "Dynamic parallelism allows GPU threads to launch threads"),
+        entry("P-2", "abstract", "Dynamic parallelism allows GPU kernels to nest"),
+        Entry("P-3", "abstract", "Memory", "We study the dynamic parallelism of GPUs.", {}),
+    ]
+    questions = example_questions(entries, count=5)
+    assert questions == [
+        "What is a GPU?",  # "A processor ..." is a thing one counts: the article is there
+        "What is gradient checkpointing?",  # "A way to ..." under an -ing title is a practice: no article
+        "What is a Markov decision process?",  # a name keeps its capital ("a Markov" in the knowledge)
+        "Which papers address dynamic parallelism?",
+    ]  # never a lone common word ("Operation"), a pointer page, or two words that are no phrase ("allows GPU")
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected"),
+    [
+        (
+            "seed",
+            [
+                "What is a GPU?",
+                "Which papers address LLM inference?",
+                "Which papers address distributed training?",
+                "Which papers address dynamic parallelism?",
+            ],
+        ),
+        (
+            "mlsys",
+            [
+                "What is federated learning?",
+                "What is reinforcement learning?",
+                "Which papers address LLM inference?",
+                "Which papers address LLM serving?",
+            ],
+        ),
+    ],
+)
+def test_examples_of_the_shipped_knowledge(folder, expected):
+    from assistant.knowledge.corpus import load_corpus
+    from ui.examples import example_questions
+
+    entries = list(load_corpus([REPO / "knowledge" / folder]).entries.values())
+    assert example_questions(entries) == expected
 
 
 def test_every_example_is_answered_on_the_seed_corpus(seed_assistant):

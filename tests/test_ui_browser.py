@@ -108,7 +108,7 @@ def test_desktop_header_examples_citation_card_sources_and_copy(open_page, seed_
     for text in ("knowledge/seed", "1 concept", "59 papers", "chunks", "indexed", "extractive (offline)"):
         assert text in header, header
     examples = page.locator("#examples button").all_inner_texts()
-    assert examples[0] == "What is GPU?" and any(e.startswith("Which papers address") for e in examples)
+    assert examples[0] == "What is a GPU?" and any(e.startswith("Which papers address") for e in examples)
 
     page.locator("#examples button").first.click()
     wait_answered(page, 0)
@@ -244,7 +244,7 @@ def test_entry_html_is_shown_as_text_never_run(open_page, tmp_path):
     (knowledge / "probe.txt").write_text(XSS_PAGE, encoding="utf-8")
     page, dialogs = open_page(Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive"))
 
-    assert "What is XSS probe?" in page.locator("#examples button").all_inner_texts()
+    assert "What is an XSS probe?" in page.locator("#examples button").all_inner_texts()
     ask(page, f"What is an XSS probe? {PAYLOAD}")
     chat = page.locator("#chat")
     assert PAYLOAD in chat.locator(".message-content").first.inner_text()  # the question, shown literally
@@ -257,4 +257,51 @@ def test_entry_html_is_shown_as_text_never_run(open_page, tmp_path):
     page.wait_for_timeout(300)  # give a (broken) onerror handler the chance to fire
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator("#chat img, #card img").count() == 0
+    assert dialogs == []
+
+
+def newest_question_and_answer_start(page) -> tuple[dict, dict, dict]:
+    """Boxes of the newest question, of its answer's first two lines, and of the chat's visible area."""
+    return page.evaluate(
+        """() => {
+          const chat = document.querySelector('#chat');
+          const question = [...chat.querySelectorAll('.message-row.user-row')].pop();
+          const answer = [...chat.querySelectorAll('.message-row.bot-row')].pop();
+          const box = r => ({top: r.top, bottom: r.bottom});
+          const text = answer.querySelector('.message-content').getBoundingClientRect();
+          return [box(question.getBoundingClientRect()), {top: text.top, bottom: text.top + 40},
+                  box(chat.getBoundingClientRect())];
+        }"""
+    )
+
+
+def assert_newest_question_in_view(page) -> None:
+    page.wait_for_timeout(400)  # the page script scrolls on the next animation frame
+    question, answer, chat = newest_question_and_answer_start(page)
+    height = page.viewport_size["height"]
+    for box in (question, answer):  # inside the chat's visible part, and on the screen
+        assert chat["top"] - 1 <= box["top"] and box["bottom"] <= chat["bottom"] + 1, (box, chat)
+        assert box["top"] >= 0 and box["bottom"] <= height, (box, height)
+
+
+def test_phone_keeps_the_newest_question_and_its_answer_in_view(open_page, seed_settings):
+    page, dialogs = open_page(seed_settings, PHONE)
+    examples = page.locator("#examples button").all_inner_texts()
+    assert examples == [
+        "What is a GPU?",
+        "Which papers address LLM inference?",
+        "Which papers address distributed training?",
+        "Which papers address dynamic parallelism?",
+    ]
+    for question in examples[:3]:  # long answers: the chat overflows from the second one
+        ask(page, question)
+        assert_newest_question_in_view(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "ui-phone-newest-question.png"))
+
+    # an example tapped from the bottom of the page: the page comes back up to the question
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.locator("#examples button").nth(3).tap()
+    wait_answered(page, 3)
+    assert_newest_question_in_view(page)
     assert dialogs == []

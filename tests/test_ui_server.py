@@ -102,7 +102,7 @@ def test_served_page_shows_the_knowledge_derived_examples_copy_and_retry(seed_se
         assert "chips" not in page and "source-picker" not in page  # one citation display, rows open entries
         examples = [c["props"].get("value") for c in httpx.get(url + "config", timeout=10).json()["components"]]
         derived = [e for e in examples if isinstance(e, str) and e.startswith(("What is ", "Which papers address "))]
-        assert derived[0] == "What is GPU?" and len(derived) == 4
+        assert derived[0] == "What is a GPU?" and len(derived) == 4
         bot = client(url)
         for question in derived:  # every example is answered, through the served endpoint
             reply = bot.predict(question, [], api_name="/chat")
@@ -125,6 +125,6 @@ def test_header_and_examples_follow_the_knowledge_served(tmp_path):
         header = page["header"]["props"]["value"]
         assert knowledge.as_posix() in header and "1 concept · 0 papers" in header and "GPU" not in header
         values = [c["props"].get("value") for c in httpx.get(url + "config", timeout=10).json()["components"]]
-        assert "What is Gradient checkpointing?" in values and "What is GPU?" not in values
-        reply = client(url).predict("What is Gradient checkpointing?", [], api_name="/chat")
+        assert "What is gradient checkpointing?" in values and "What is a GPU?" not in values
+        reply = client(url).predict("What is gradient checkpointing?", [], api_name="/chat")
         assert reply["refused"] is False and reply["citations"][0]["entry_id"] == "TST-0002"

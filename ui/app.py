@@ -56,6 +56,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                     label="Conversation",
                     show_label=False,
                     height=420,
+                    autoscroll=False,  # the page script keeps the newest question in view instead (ui.bridge)
                     layout="bubble",
                     sanitize_html=True,
                     render_markdown=True,

@@ -6,6 +6,9 @@ the bridge's value to "turn|entry id|nonce" and fires its input event; the serve
 entry's card (`ChatHandlers.open_target`). Turn and id travel as class tokens (cite-turn-N,
 cite-id-ID) because the Chatbot's sanitizer drops data-* attributes. A message's copy button copies
 what the reader sees (citation numbers), not the markup behind them, which Gradio's own copy takes.
+When a question is added, the chat scrolls so that question sits at the top of the chat with the
+start of its answer below it (the Chatbot's own autoscroll is off: it follows the end of a long
+answer, which on a phone puts the question and the answer's first lines off screen).
 It is a Python string, not a .js file, so it ships with the package without package-data.
 """
 
@@ -49,6 +52,41 @@ if (!window.__citeBridgeListening) {
       setTimeout(function () { copy.classList.remove("copied"); }, 1500);
     }
   }, true);
+  // the newest question is brought to the top of the chat, and held there while its answer grows
+  // until it reaches the top (a short chat cannot scroll yet) or the reader scrolls themselves
+  var questionsShown = 0, pinned = null;
+  function scroller(el, chat) {
+    for (var node = el.parentElement; node && node !== chat.parentElement; node = node.parentElement) {
+      var overflow = getComputedStyle(node).overflowY;
+      if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) return node;
+    }
+    return null;
+  }
+  function showNewestQuestion() {
+    var chat = document.querySelector("#chat");
+    var questions = chat ? chat.querySelectorAll(".message-row.user-row") : [];
+    if (questions.length !== questionsShown) {
+      var grew = questions.length > questionsShown;
+      questionsShown = questions.length;
+      pinned = grew ? questions[questions.length - 1] : null;
+    }
+    if (!pinned || !pinned.isConnected) { pinned = null; return; }
+    var box = scroller(pinned, chat);
+    if (box) {
+      var offset = pinned.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+      if (Math.abs(offset) > 2) box.scrollTop += offset;
+    }
+    // the page too: an example tapped at the bottom of a phone's page brings the chat back up
+    var question = pinned.getBoundingClientRect(), top = chat.getBoundingClientRect().top;
+    if (question.top < 0 || question.bottom > window.innerHeight) window.scrollBy(0, Math.min(top, question.top) - 8);
+    var atTop = box && Math.abs(pinned.getBoundingClientRect().top - box.getBoundingClientRect().top - 8) <= 2;
+    if (atTop && pinned.getBoundingClientRect().top >= 0) pinned = null;  // until then, held as the answer grows
+  }
+  function letGo() { pinned = null; }
+  document.addEventListener("wheel", letGo, { passive: true });
+  document.addEventListener("touchmove", letGo, { passive: true });
+  new MutationObserver(function () { requestAnimationFrame(showNewestQuestion); })
+    .observe(document.body, { childList: true, subtree: true, characterData: true });
   document.addEventListener("keydown", function (event) {
     if (event.key !== "Enter" && event.key !== " ") return;
     var target = event.target && event.target.closest ? event.target.closest("#sources .src-row") : null;

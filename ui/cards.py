@@ -1,4 +1,7 @@
-"""The entry card: a cited (or retrieved) entry as escaped HTML, its supporting quote highlighted."""
+"""The entry card: a cited (or retrieved) entry as escaped HTML, its supporting quote highlighted.
+
+TeX in titles, abstracts and quotes is shown as plain text (`assistant.knowledge.math_text`); a
+quote is converted as its entry is, so it is still found and highlighted."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from assistant.knowledge.math_text import plain_math
 from assistant.types import Entry
 from ui.render import KIND_LABELS, esc
 
@@ -29,8 +33,9 @@ def _needles(quote: str) -> list[str]:
 
 
 def highlight(text: Any, quote: str | None) -> str:
-    """Escaped `text` with the first occurrence of `quote` (or its core) wrapped in <mark>."""
-    text = "" if text is None else str(text)
+    """Escaped `text` with the first occurrence of `quote` (or its core) wrapped in <mark>; TeX as plain text."""
+    text = plain_math("" if text is None else str(text))
+    quote = plain_math(quote) if quote else quote
     if quote:
         folded = text.casefold()
         for needle in _needles(quote):
@@ -54,7 +59,8 @@ def _link(url: str | None, label: str) -> str:
 def _concept_body(entry: Entry, quote: str | None) -> list[str]:
     f = entry.fields
     parts = [_section("Definition", highlight(f.get("definition") or entry.text, quote))]
-    for key, label in (("example", "Example"), ("caveat", "Caveat")):
+    # a page's "Original example" is a use ("Accelerate neural-network training."): labelled as one
+    for key, label in (("example", "Example use"), ("caveat", "Caveat")):
         if f.get(key):
             parts.append(_section(label, highlight(f[key], quote)))
     aliases = [str(a) for a in f.get("aliases") or []]
@@ -96,7 +102,7 @@ def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
         parts.append(_section("Published", esc(" · ".join(meta))))
     anchors = [str(a) for a in f.get("anchors") or []]
     if anchors:
-        parts.append(_section("Listed under", esc("; ".join(anchors))))
+        parts.append(_section("Listed under", esc("; ".join(plain_math(a) for a in anchors))))
     link = _link(entry.url, "Read on arXiv ↗") if entry.url else ""
     parts.append(f'<div class="card-links">{link or "<span class=muted>No arXiv link for this abstract.</span>"}</div>')
     return parts
@@ -130,7 +136,7 @@ def entry_card(
         )
     num = f'<span class="card-num">[{number}]</span> ' if number else ""
     head = (
-        f'{CLOSE}<div class="card-head">{num}<h3 class="card-title">{esc(entry.title)}</h3></div>'
+        f'{CLOSE}<div class="card-head">{num}<h3 class="card-title">{esc(plain_math(entry.title))}</h3></div>'
         f'<div class="card-meta"><span class="kind kind-{esc(entry.kind)}">'
         f"{esc(KIND_LABELS.get(entry.kind, entry.kind))}</span>"
         f' <code class="card-id">{esc(entry.id)}</code></div>'
@@ -140,7 +146,7 @@ def entry_card(
         badge = "" if supported else ' <span class="badge-unverified">unverified</span>'
         parts.append(
             f'<div class="card-quote"><div class="card-label">Supporting quote{badge}</div>'
-            f"<mark>{esc(quote)}</mark></div>"
+            f"<mark>{esc(plain_math(quote))}</mark></div>"
         )
     body = {"concept": _concept_body, "document": _document_body}.get(entry.kind, _abstract_body)
     parts += body(entry, quote)

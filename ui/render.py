@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from assistant.knowledge.math_text import plain_math
 from assistant.types import Answer, Citation
 from assistant.verify.citations import find_markers
 
@@ -110,9 +111,11 @@ def render_answer(
     """The final assistant message: the text with numbered citation markers, then any notes.
 
     The markers are the one citation display: tapping one opens its card (no chip rows repeating
-    them). A refusal under a filter (`kind`) says what was searched; the page offers to search all.
+    them). TeX quoted from an abstract (`$4\\times$`) is shown as plain text (`4×`); a message still
+    streaming keeps it until this final one, so each streamed render stays an append. A refusal
+    under a filter (`kind`) says what was searched; the page offers to search all.
     """
-    parts = [render_text(answer.text, numbering, turn, unverified_ids(answer))]
+    parts = [render_text(plain_math(answer.text), numbering, turn, unverified_ids(answer))]
     notes = [n for n in answer.notes if n]
     if answer.refused and kind:
         scope = {"concept": "concepts", "abstract": "paper abstracts"}.get(kind, kind)

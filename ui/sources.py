@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from assistant.knowledge.math_text import plain_math
 from assistant.types import Source
 from ui.render import cite_classes, esc
 
@@ -53,11 +54,12 @@ def sources_html(
         if number is not None:
             mark = " unverified" if s.entry_id in unverified else ""
             cited = f'<span class="cited{mark}">[{number}]</span>'
+        name = plain_math(s.title)  # "${\\bf A} {\\bf x}$" reads "A x"
         rows.append(
             f'<tr class="src-row {cite_classes(s.entry_id, turn)}" tabindex="0" role="button" '
-            f'aria-label="Open {esc(s.title or s.entry_id)}">'
+            f'aria-label="Open {esc(name or s.entry_id)}">'
             f'<td class="rank">{esc(s.rank)}</td>'
-            f'<td class="title"><div class="stitle" title="{esc(s.title)}">{esc(s.title)}</div>'
+            f'<td class="title"><div class="stitle" title="{esc(name)}">{esc(name)}</div>'
             f'<div class="sid">{esc(s.entry_id)}</div></td>'
             f'<td><span class="kind kind-{esc(s.kind)}">{esc(KINDS.get(s.kind, s.kind))}</span></td>'
             f'<td class="cite-col">{cited}</td>'

@@ -7,94 +7,135 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
+from assistant.cli.answer_text import format_answer, format_partial
 from assistant.cli.console import log_to_stderr, status
-from assistant.errors import AssistantError
+from assistant.cli.terminal import terminal_json, terminal_text
+from assistant.errors import AssistantError, SettingsError
 from assistant.offline import offline_environment
-from assistant.settings import Settings
+from assistant.settings import MODEL_CHOICES, RETRIEVAL_MODES, Settings
 
-# What `ask` and `chat` print comes from entries and from the model: neither may drive the terminal
-# (clear the screen, set the window title, write the clipboard with OSC 52, hide text with \r).
-_TERMINAL_SEQUENCES = re.compile(
-    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC: title, clipboard, hyperlinks
-    r"|(?:\x1b[P^_X]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"  # DCS, SOS, PM, APC strings
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, clearing
-    r"|\x1b[ -/]*[0-~]?"  # any other escape
-)
-# C0 controls but tab and newline, DEL, C1 controls, and bidirectional overrides that reorder text
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 LOADING = "Loading the index and the encoder…"
 MAX_LISTED = 20  # skipped files listed by `index` (all are in --json)
-_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps leaves these
+MODEL_HELP = f"the answering model, instead of ASSISTANT_MODEL: one of {MODEL_CHOICES}"
 
 
-def terminal_text(text: str) -> str:
-    """`text` safe to print to a terminal: escape sequences and control characters removed, newlines kept."""
-    text = text.replace("\r\n", "\n")
-    return _TERMINAL_CONTROLS.sub("", _TERMINAL_SEQUENCES.sub("", text))
+KNOWLEDGE_FORMATS = (
+    "concept pages (.txt), related-paper pages, JSON Lines packs (arXiv papers, glossary terms, asked-as "
+    "descriptions), Markdown, text, HTML and PDF"
+)
+EPILOG = """Run 'assistant COMMAND --help' for a command's options. Settings come from ASSISTANT_* environment
+variables (ASSISTANT_HOME, ASSISTANT_KNOWLEDGE, ASSISTANT_MODEL, ...): see the README's Configuration."""
 
 
-def terminal_json(value: object) -> str:
-    """JSON with every control character escaped as \\uXXXX (json.dumps leaves DEL and C1 raw)."""
-    text = json.dumps(value, indent=2, ensure_ascii=False)
-    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error contract: one line naming the fix, exit 1 (argparse prints two, exits 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(1, f"error: {message} - see: {self.prog} --help\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Lists the commands one per line under "commands:", without argparse's extra `COMMAND` line."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):
+            return "".join(self._format_action(choice) for choice in action._get_subactions())
+        return super()._format_action(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="assistant", description="Cited answers about ML systems.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = Parser(
+        prog="assistant",
+        description="Cited answers about ML systems, from the knowledge you index.",
+        epilog=EPILOG,
+        formatter_class=HelpFormatter,
+    )
+    sub = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("index", help="sync knowledge files into the index")
+    def command(name: str, summary: str, details: str = "") -> argparse.ArgumentParser:
+        """A subcommand: `summary` is its line in the command list, `details` follow it in its --help."""
+        description = f"{summary[0].upper()}{summary[1:]}." + (f" {details}" if details else "")
+        return sub.add_parser(name, help=summary, description=description)
+
+    p = command(
+        "index",
+        "sync knowledge files into the index",
+        "Only files that changed are read again. The paths named become the knowledge this home follows: "
+        "ask, chat and serve use them unless ASSISTANT_KNOWLEDGE is set.",
+    )
     p.add_argument(
         "paths",
         nargs="*",
         type=Path,
-        help="files or folders to index - concept pages, related-papers pages, JSON Lines packs, Markdown, "
-        "text, HTML, PDF; they become the knowledge this home follows (default: what it follows, or "
-        "ASSISTANT_KNOWLEDGE)",
+        metavar="PATH",
+        help=f"files or folders to index (default: what this home follows, else ASSISTANT_KNOWLEDGE); reads "
+        f"{KNOWLEDGE_FORMATS}",
     )
     p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--yes", action="store_true", help="let a sync whose knowledge yields nothing empty the index")
 
-    sub.add_parser("doctor", help="check the index and name the command that repairs it")
+    command(
+        "doctor",
+        "check the index and name the command that repairs it",
+        "Reads the index home (ASSISTANT_HOME) only: the manifest, the committed generation, leftover files "
+        "and Chroma. Exits 0 when healthy, 1 with the one command that fixes it.",
+    )
 
-    p = sub.add_parser("describe", help="write asked-as descriptions of the knowledge with the configured chat model")
+    p = command(
+        "describe",
+        "write asked-as descriptions of the knowledge with the configured chat model",
+        "Only entries without descriptions, or whose text changed, are described; an interrupted run resumes. "
+        "Needs an OpenAI-compatible model (OPENAI_BASE_URL or OPENAI_API_KEY).",
+    )
     p.add_argument("--out", type=Path, help="the asked-as.jsonl to append to (default: in the first knowledge folder)")
     p.add_argument("--batch", type=int, default=4, help="entries per request (default 4)")
     p.add_argument("--limit", type=int, help="describe at most this many entries in this run")
 
-    p = sub.add_parser("ask", help="answer one question with citations")
-    p.add_argument("question")
-    p.add_argument("--json", action="store_true", help="print the Answer as JSON")
-    p.add_argument("--model", help="override ASSISTANT_MODEL (extractive, stub, openai:<model>)")
+    p = command("ask", "answer one question with citations", "Markers [1], [2] number the citations listed under it.")
+    p.add_argument("question", help='the question, quoted: assistant ask "What is pipeline parallelism?"')
+    p.add_argument("--json", action="store_true", help="print the Answer as JSON (citations by entry id)")
+    p.add_argument("--model", help=MODEL_HELP)
 
-    p = sub.add_parser("chat", help="a conversation in the terminal (empty line or Ctrl-D to quit)")
-    p.add_argument("--model", help="override ASSISTANT_MODEL")
+    p = command("chat", "a conversation in the terminal", "An empty line or Ctrl-D quits.")
+    p.add_argument("--model", help=MODEL_HELP)
 
-    p = sub.add_parser("serve", help="serve the chat UI")
-    p.add_argument("--host", help="default 127.0.0.1 (ASSISTANT_HOST)")
-    p.add_argument("--port", type=int, help="default 7860 (ASSISTANT_PORT)")
+    p = command("serve", "serve the chat UI in the browser")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1, or ASSISTANT_HOST)")
+    p.add_argument("--port", type=int, help="TCP port (default 7860, or ASSISTANT_PORT)")
 
-    p = sub.add_parser("eval", help="run a question set and report retrieval, citation and refusal metrics")
-    p.add_argument("--questions", type=Path, default=Path("knowledge/questions/seed.jsonl"))
-    p.add_argument("--model", help="override ASSISTANT_MODEL")
+    p = command(
+        "eval",
+        "score a question set: retrieval, citations, refusals",
+        "Writes results.json, report.md (every failed question) and recall.png to --out.",
+    )
+    p.add_argument(
+        "--questions",
+        type=Path,
+        default=Path("knowledge/questions/seed.jsonl"),
+        help="question set, JSON Lines as in knowledge/questions/ (default: knowledge/questions/seed.jsonl)",
+    )
+    p.add_argument("--model", help=MODEL_HELP)
     p.add_argument("--out", type=Path, default=Path("results"), help="folder for results.json, report.md, recall.png")
     p.add_argument(
         "--modes",
         default="hybrid,dense,lexical",
-        help="retrieval modes to compare (add langchain for the plain recipe)",
+        help="retrieval modes to compare, comma-separated, from hybrid, dense, lexical and langchain "
+        "(the plain LangChain recipe) (default: hybrid,dense,lexical)",
     )
     p.add_argument("--baseline", type=Path, help="a previous results.json to compare against")
-    p.add_argument("--max-drop", type=float, default=0.02, help="largest allowed fall of a headline metric")
+    p.add_argument(
+        "--max-drop", type=float, default=0.02, help="largest allowed fall of a headline metric (default 0.02)"
+    )
     p.add_argument("--judge", action="store_true", help="add an LLM-judged score (needs an openai: model)")
     p.add_argument("--split", choices=("calibration", "test"), help="only the questions of this half of the set")
 
-    p = sub.add_parser("bench", help="measure indexing, query and scale performance")
+    p = command("bench", "measure indexing, query and scale performance")
     p.add_argument("--out", type=Path, default=Path("bench/results"), help="folder for results.json and .md")
     p.add_argument("--quick", action="store_true", help="smaller scale points (for a smoke run)")
     return parser
@@ -103,11 +144,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     offline_environment()
     log_to_stderr()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # as pip and docker do: the bare command is how one asks what the commands are
+        parser.print_help()
+        return 0
     try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error (1, its line already printed)
+        return int(done.code or 0)
+    try:
+        if args.command == "ask" and not args.question.strip():  # before any settings, index or model work
+            raise AssistantError('The question is empty - ask one: assistant ask "What is a GPU?"')
         settings = Settings.from_env()
         if getattr(args, "model", None):
-            settings = settings.with_(model=args.model)
+            settings = with_model(settings, args.model)
         return COMMANDS[args.command](args, settings)
     except AssistantError as error:
         print(f"error: {terminal_text(str(error))}", file=sys.stderr)
@@ -115,6 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def with_model(settings: Settings, model: str) -> Settings:
+    """`settings` with `--model`; an unknown one is named as the flag, with the values it takes."""
+    try:
+        return settings.with_(model=model)
+    except SettingsError:
+        raise SettingsError(f"--model {model!r} is not a model - use one of: {MODEL_CHOICES}") from None
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
@@ -198,27 +257,6 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def format_partial(text: str) -> str:
-    """What arrived of a reply that was cut off (the error line follows on stderr)."""
-    return terminal_text(f"{text.strip()} [...]\n-- partial reply, cut off: not verified, no citations")
-
-
-def format_answer(answer) -> str:
-    """The answer, then numbered citations with titles, links and quotes."""
-    lines = [answer.text, ""]
-    for number, citation in enumerate(answer.citations, start=1):
-        mark = "" if citation.supported else " (unverified)"
-        link = f" {citation.url}" if citation.url else ""
-        lines.append(f"[{number}] {citation.entry_id} - {citation.title}{link}{mark}")
-        lines.append(f'    "{citation.quote}"')
-    if answer.refused and answer.sources:
-        lines.append("Nearest entries: " + "; ".join(f"{s.entry_id} ({s.title})" for s in answer.sources[:3]))
-    for note in answer.notes:
-        lines.append(f"note: {note}")
-    lines.append(f"-- {answer.model}, {answer.timings.get('total', 0):.0f} ms")
-    return terminal_text("\n".join(lines).strip())
-
-
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.answer.models import StreamCutOffError
     from assistant.assistant import Assistant
@@ -260,6 +298,10 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.eval.runner import run
 
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    unknown = [m for m in modes if m not in (*RETRIEVAL_MODES, "langchain")]
+    if unknown or not modes:
+        known = ", ".join((*RETRIEVAL_MODES, "langchain"))
+        raise SettingsError(f"--modes {args.modes!r} is not a list of modes - use some of: {known}")
     return run(
         settings,
         args.questions,

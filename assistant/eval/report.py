@@ -6,6 +6,7 @@ saved results.json can be re-rendered without re-running the questions.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) for the headline, per-type and per-mode tables, shared by console and report."""
     metrics, base = data["metrics"], data["baseline"]
+    lead = ["answered_with_gold", _fmt(metrics["overall"].get("answered_with_gold"))]
     if base:
         head_rows = [
             [
@@ -36,13 +38,14 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
         ]
         tables = [
             (
-                f"Headline (overall, vs baseline, max drop {base['max_drop']})",
+                f"Headline (overall, vs baseline, max drop {base['max_drop']}; answered_with_gold shown, not guarded)",
                 ["metric", "current", "baseline", "drop", "status"],
-                head_rows,
+                [[*lead, "-", "-", ""], *head_rows],
             )
         ]
     else:
-        tables = [("Headline (overall)", ["metric", "value"], [[k, _fmt(v)] for k, v in data["headline"].items()])]
+        head_rows = [[k, _fmt(v)] for k, v in data["headline"].items()]
+        tables = [("Headline (overall)", ["metric", "value"], [lead, *head_rows])]
     groups = {**metrics["by_type"], "overall": metrics["overall"]}
     keys = ["n", "n_answerable", *RETRIEVAL_KEYS, *ANSWER_KEYS]
     if not data["judge"]["enabled"]:
@@ -105,9 +108,33 @@ def _summary(data: dict[str, Any]) -> str:
     )
 
 
+# what a failed question is, since "25 of 51 failed" beside averages near 1.0 otherwise reads as a contradiction
+FAILURE_RULE = (
+    "a question fails on any one miss - refused when it should answer or answered when it should refuse, "
+    "a gold entry not in the top 5 or not cited, a non-gold citation, or an expected fact missing from the "
+    "answer text - so questions fail while the averages below stay high"
+)
+
+
+def _lead(data: dict[str, Any]) -> list[str]:
+    """The two lines that come first: answered with gold, and how many failed and what failing means."""
+    overall, questions = data["metrics"]["overall"], data["questions"]
+    answerable = [r for r in questions if r["gold"]]
+    with_gold = sum(1 for r in answerable if r.get("answered_with_gold"))
+    failed = sum(1 for r in questions if r["failures"])
+    reasons = Counter(reason.split(":")[0] for r in questions for reason in r["failures"])
+    why = "; ".join(f"{reason} {n}" for reason, n in reasons.most_common())
+    return [
+        f"Answered with gold: {_fmt(overall.get('answered_with_gold'))} ({with_gold} of {len(answerable)} "
+        "answerable questions answered, citing a gold entry)",
+        f"Failed: {failed} of {len(questions)} questions{f' ({why})' if why else ''}, each listed in report.md: "
+        f"{FAILURE_RULE}.",
+    ]
+
+
 def console(data: dict[str, Any]) -> str:
-    """Plain aligned text tables for the terminal."""
-    parts = [_summary(data)]
+    """Plain aligned text tables for the terminal, led by answered-with-gold and the failure count."""
+    parts = [_summary(data), *_lead(data)]
     for title, header, rows in _tables(data):
         parts += ["", title, _text_table(header, rows)]
     return "\n".join(parts)
@@ -119,7 +146,12 @@ def report_md(data: dict[str, Any]) -> str:
     for title, header, rows in _tables(data):
         lines += [f"## {title}", "", markdown_table(header, rows), ""]
     failed = [r for r in data["questions"] if r["failures"]]
-    lines += [f"## Failed questions ({len(failed)} of {len(data['questions'])})", ""]
+    lines += [
+        f"## Failed questions ({len(failed)} of {len(data['questions'])})",
+        "",
+        f"{FAILURE_RULE[0].upper()}{FAILURE_RULE[1:]}.",
+        "",
+    ]
     for r in failed:
 
         def named(i: str, r: dict[str, Any] = r) -> str:
