@@ -21,6 +21,7 @@ PLACEHOLDERS = {
     "refusal": set(),
     "refusal_suggestions": {"reason", "suggestions"},
     "judge": {"question", "facts", "answer"},
+    "describe": {"per_entry", "entries"},
 }
 
 
