@@ -566,7 +566,7 @@ def test_failing_model_over_the_real_server_then_the_next_question_works(
 def cli_command() -> list[str]:
     """The installed `assistant` console script beside this Python, else `python -m assistant.cli.commands`."""
     script = Path(sys.executable).with_name("assistant")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli.commands"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "assistant"]
 
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:

@@ -69,7 +69,7 @@ def query_embedding(embedder: Any, questions: list[str]) -> dict[str, Any]:
 def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
     """`assistant ask "What is a GPU?"` as a fresh process on an existing index: start to answer."""
     script = Path(sys.executable).with_name("assistant")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "assistant.cli.commands"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "assistant"]
     env = offline_env({k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))})
     env.update({"ASSISTANT_HOME": str(home), "ASSISTANT_KNOWLEDGE": str(knowledge), "ASSISTANT_MODEL": "extractive"})
     seconds, answer_ms, lines = [], [], ""
