@@ -7,8 +7,8 @@ is "not"; the answer shown is that text. A model may write `[ID]`, `[ID1, ID2]`,
 near-misses (`(MLD-0472)`, `[mld-0472]`, `[2512.19606]`, a missing bracket, a dash for the
 hyphen). Markers are normalised to the ids that were in the context; anything else is removed
 from the text and noted, and so is any other bracketed token of letters and digits that names no
-entry of the context (`[MLD-O472]` with a letter O: a marker in disguise). Each remaining citation gets the sentence of the
-cited entry that best supports the claim (`quote`) and a support score from
+entry of the context (`[MLD-O472]` with a letter O: a marker in disguise). Each remaining citation
+gets the sentence of the cited entry that best supports the claim (`quote`) and a support score from
 `assistant.verify.support.judge`: names, numbers, polarity and who does what must agree with the
 quote and every claim word must be said there, the embedding helping only with paraphrased words.
 
