@@ -61,14 +61,21 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     """
     if not isinstance(question, str):
         raise AssistantError("The question must be text - type a question")
-    text = one_line(question)
+    limit = question_chars(settings)
+    question = question.lstrip()
+    text = one_line(question[:limit])  # a 50 MB question is not read (nor echoed) past what is used
     if not text:
         raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
     notes = []
-    if count_tokens(text) > settings.question_tokens:
+    if len(question) > limit or count_tokens(text) > settings.question_tokens:
         text = truncate_tokens(text, settings.question_tokens).strip()
         notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
     return Prepared(text, text, notes)
+
+
+def question_chars(settings: Settings) -> int:
+    """Characters of a question worth reading: more than `question_tokens` tokens of any text."""
+    return settings.question_tokens * 16
 
 
 def one_line(text: str) -> str:
@@ -95,7 +102,7 @@ def clean_history(history: History, settings: Settings) -> History:
     """
     out: History = []
     for role, text in history:
-        text = one_line(str(text))
+        text = one_line(str(text)[: question_chars(settings)])
         if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
             text = truncate_tokens(text, settings.question_tokens).strip()
         out.append((role, text))
