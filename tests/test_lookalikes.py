@@ -116,3 +116,42 @@ def test_a_question_in_look_alike_letters_is_read_as_it_looks(written_home, tmp_
     expected, answer = bot.ask(plain_question), bot.ask(disguised + "\u200b")
     assert expected.refused and answer.refused and answer.text == expected.text
     assert answer.question == plain_question
+
+
+LIE = f"GPUs are n{CYRILLIC_O}t designed for highly parallel workloads [{CYRILLIC_M}LD-0472]."
+
+
+def test_the_cli_the_api_and_the_ui_show_the_same_text_without_the_flagged_lie(
+    seed_settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from assistant.cli.commands import main
+    from tests.fake_openai import FakeOpenAI, Reply
+    from ui.handlers import ChatHandlers, new_session
+
+    with FakeOpenAI(default=Reply(f"{LIE} {GPU} [MLD-0472].")) as fake:
+        env = {
+            "ASSISTANT_HOME": str(seed_settings.home),
+            "ASSISTANT_KNOWLEDGE": str(SEED),
+            "ASSISTANT_MODEL": "openai:test",
+            "OPENAI_BASE_URL": fake.base_url,
+            "OPENAI_API_KEY": "sk-test",
+        }
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert main(["ask", "What is a GPU?"]) == 0
+        cli = capsys.readouterr().out
+        handlers = ChatHandlers(Assistant(Settings.from_env()))
+        api = handlers.chat_api("What is a GPU?", [])
+        session = new_session()
+        shown = list(handlers.respond("What is a GPU?", session, "Both"))[-1][0][-1]["content"]
+    expected = f"{GPU} [MLD-0472]."
+    assert api["text"] == expected and session.turns[0].answer.text == expected
+    assert cli.startswith(expected + "\n")
+    answer_part = cli.partition("\n\n")[0]  # then the citations, and notes that name what was removed
+    assert "note: Unverified sentence removed - MLD-0472 does not support: GPUs are not designed" in cli
+    body, _, notes = shown.partition('<span class="answer-note">')  # the answer, then its notes
+    assert "Unverified sentence removed" in notes
+    for text in (answer_part, api["text"], body):
+        assert "designed for highly parallel workloads" in text  # the verified sentence
+        assert "not designed" not in text and f"n{CYRILLIC_O}t" not in text  # never the flagged one
+    assert any(n.startswith("Unverified sentence removed") for n in api["notes"])
