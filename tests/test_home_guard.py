@@ -155,6 +155,8 @@ def test_a_home_served_with_other_knowledge_is_not_synced_under_the_server(
         assert refused.returncode == 1 and refused.stdout == ""
         lines = warnings_of(refused.stderr)
         assert len(lines) == 1 and f"is being served by process {server.pid} with other knowledge" in lines[0], lines
+        doctor = run_cli(cli_env(home, other), "doctor")
+        assert f"problem: server: process {server.pid} serves this home with other knowledge" in doctor.stdout
         same = run_cli(cli_env(home, knowledge), "ask", QUESTION)
         assert same.returncode == 0 and DEFINITION in same.stdout, same.stderr
     finally:
