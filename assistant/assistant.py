@@ -13,6 +13,8 @@ from assistant.index.chroma_index import Index, RemovalRefused, SyncReport, is_d
 from assistant.index.embeddings import Embedder
 from assistant.index.freshness import followed_knowledge, knowledge_names, knowledge_problem
 from assistant.index.lock import IndexBusyError
+from assistant.index.read_copy import is_read_only
+from assistant.index.serving import check_not_served_otherwise
 from assistant.retrieval.search import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, KnowledgeStatus, Source
@@ -88,8 +90,9 @@ class Assistant:
         """Sync when the index does not hold `settings.knowledge` as it is on disk; None when it already does.
 
         A knowledge path that is missing or unreadable is a SettingsError: syncing without it
-        would drop its entries. A sync that cannot finish for a full disk or another sync holding the
-        lock too long leaves the committed index answering, with a warning.
+        would drop its entries. A sync that cannot finish for a full disk, a home that may not be
+        written (an index baked into an image) or another sync holding the lock too long leaves the
+        committed index answering, with a warning.
         """
         reason = self._index.stale_reason()
         if reason is None:
@@ -97,6 +100,7 @@ class Assistant:
         problem = knowledge_problem(self.settings.knowledge)
         if problem:
             raise SettingsError(problem)
+        check_not_served_otherwise(self.settings.home, self.settings.knowledge)  # before saying it indexes
         log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
         try:
             report = self.index()
@@ -104,7 +108,9 @@ class Assistant:
             log.warning("%s", str(refused).split(" - ")[0] + " - answering from the index as it was")
             return None
         except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
-            if self._index.is_empty or not (isinstance(error, IndexBusyError) or is_disk_full(error)):
+            if self._index.is_empty or not (
+                isinstance(error, IndexBusyError) or is_disk_full(error) or is_read_only(error)
+            ):
                 raise  # nothing to answer from, or nothing would answer (a Chroma server gone)
             log.warning("%s; answering from the index as it was", str(error).rstrip("."))
             return None

@@ -48,6 +48,8 @@ KINDS = (
     "negation",
     "antonym",
     "swapped-entity",
+    "swapped-role",
+    "unicode",
     "changed-number",
     "invented-detail",
     "unrelated",

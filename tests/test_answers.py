@@ -88,7 +88,9 @@ def test_stub_model_broken_and_invented_citations_never_reach_the_user(seed_sett
     bot = Assistant(seed_settings, model=stub)
     answer = bot.ask("What is a GPU?")
     assert "NOPE-1" not in answer.text
-    assert "Paris is lovely." in answer.text and "Paris is lovely [" not in answer.text
+    # both flagged sentences are dropped: one cited an entry that does not exist, one an entry that does not say it
+    assert answer.text == "A GPU is a processor designed for highly parallel workloads [MLD-0472]."
+    assert "Unverified sentence removed - MLD-0472 does not support: Paris is lovely." in " ".join(answer.notes)
     assert [c.entry_id for c in answer.citations] == ["MLD-0472"]
     assert answer.citations[0].quote == GPU_DEFINITION
     prompt = stub.calls[0][-1].content

@@ -91,13 +91,15 @@ def test_quote_is_the_supporting_sentence_of_the_entry() -> None:
     assert citation.supported
 
 
-def test_unsupported_claim_is_flagged_and_its_marker_removed() -> None:
-    result = verify("Paris is the capital of France [MLD-0472].", CONTEXT)
+def test_unsupported_claim_is_flagged_and_its_sentence_dropped() -> None:
+    result = verify("Paris is the capital of France [MLD-0472]. Bridges are made of GPUs.", CONTEXT)
     (citation,) = result.citations
     assert not citation.supported
-    assert "[MLD-0472]" not in result.text
-    assert result.text == "Paris is the capital of France."
-    assert result.unsupported
+    assert "[MLD-0472]" not in result.text and "Paris" not in result.text
+    assert result.text == "Bridges are made of GPUs."  # a sentence that cites nothing is not flagged
+    assert result.unsupported == [
+        "MLD-0472 does not support: Paris is the capital of France. (names France, which the quote does not)"
+    ]
 
 
 def test_a_quoted_sentence_titled_with_a_title_that_asks_is_one_supported_claim() -> None:
@@ -376,7 +378,7 @@ def test_the_verified_citation_of_an_entry_wins_over_an_unverified_one(entries) 
     result = verify(text, {gpu.id: gpu})
     (citation,) = result.citations
     assert citation.supported
-    assert result.text == "GPUs are slow. GPUs are widely used for tensor computation [MLD-0472]."
+    assert result.text == "GPUs are widely used for tensor computation [MLD-0472]."
 
 
 def test_the_labelled_claim_set_is_well_formed(entries) -> None:

@@ -515,7 +515,12 @@ def test_failing_model_gives_a_clear_message_keeps_sources_and_the_chat_recovers
         ("GPUs are magical unicorns that never need memory.", [NO_VERIFIED]),
         (
             "GPUs are magical unicorns [FAKE-0001]. They run on moonlight [arxiv:9999.99999].",
-            ["Removed citations of ids that were not in the context: FAKE-0001, arxiv:9999.99999", NO_VERIFIED],
+            [
+                "Removed citations of ids that were not in the context: FAKE-0001, arxiv:9999.99999",
+                "Unverified sentence removed - no entry of the context was cited for: GPUs are magical unicorns.",
+                "Unverified sentence removed - no entry of the context was cited for: They run on moonlight.",
+                NO_VERIFIED,
+            ],
         ),
     ],
     ids=["no citations", "only invented citations"],
@@ -532,6 +537,8 @@ def test_a_reply_without_real_citations_is_shown_as_unverified(
     answer = session.turns[0].answer
     assert answer.citations == [] and answer.notes == notes
     assert "FAKE-0001" not in answer.text and "9999.99999" not in answer.text
+    # a sentence that cites nothing is kept; one that cites only entries that do not exist is dropped
+    assert ("magical unicorns" in answer.text) is (len(notes) == 1)
     assert "No claim in this answer is backed by a verified citation" in messages[-1]["content"]
     assert "cite-ref" not in messages[-1]["content"] and "MLD-0472" in sources  # no citation, but the sources
     list(h.respond("What is a GPU?", session, "Both"))

@@ -18,6 +18,7 @@ import gradio as gr
 
 from assistant.assistant import Assistant
 from assistant.errors import SettingsError
+from assistant.index.serving import mark_serving, unmark_serving
 from assistant.settings import Settings
 from ui.auth import LoginThrottle, middleware
 from ui.bridge import BRIDGE_JS
@@ -28,6 +29,11 @@ log = logging.getLogger("assistant")
 HERE = Path(__file__).resolve().parent
 CSS_PATH = HERE / "style.css"
 CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
+# Memory per session is bounded: Gradio keeps a copy of the page's state for every session it has
+# seen (about 70 KB, 10,000 sessions by default, so ~1 GB under load). The least recently used
+# session beyond MAX_SESSIONS is forgotten, and a conversation idle for IDLE_SECONDS is emptied.
+MAX_SESSIONS = 500
+IDLE_SECONDS = 3 * 3600
 # The page's side padding (32 px a side) sits outside the part that css_paths rules reach (Gradio scopes
 # them to the app's content), so the narrow-screen override goes into <head>.
 HEAD = "<style>@media (max-width: 820px) { .gradio-container .main.app { padding: 8px 10px !important; } }</style>"
@@ -47,7 +53,7 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     examples = h.examples()
     # delete_cache: exported conversations and other cached files older than a day, checked hourly
     with gr.Blocks(title="ML systems assistant", analytics_enabled=False, delete_cache=(3600, 86400)) as app:
-        session = gr.State(new_session())
+        session = gr.State(new_session(), time_to_live=IDLE_SECONDS)
         header = gr.HTML(h.header(), elem_id="header")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3, min_width=420):
@@ -171,6 +177,7 @@ def serve(
             quiet=True,  # Gradio's own lines suggest share=True; we print the one line that matters
             footer_links=["api"],
             run_history=False,
+            state_session_capacity=MAX_SESSIONS,
             enable_monitoring=False,
             mcp_server=False,
             ssr_mode=False,
@@ -181,6 +188,15 @@ def serve(
         )
     except OSError as error:  # taken between the check and the launch
         raise SettingsError(port_in_use(host, port)) from error
+    if mark_serving(settings.home, settings.knowledge) is None:
+        log.info("The home %s cannot be written: no serving marker (a sync there cannot run either)", settings.home)
+    close = app.close
+
+    def close_and_unmark() -> None:
+        unmark_serving(settings.home)
+        close()
+
+    app.close = close_and_unmark  # type: ignore[method-assign,assignment]
     if block:
         print(f"Ready: {app.local_url} - {bot.model_label}; Ctrl-C stops", flush=True)
         try:

@@ -20,6 +20,7 @@ from assistant.redaction import redact
 from assistant.types import Answer, Source
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
+from ui.events import NO_EVENT, ChatEvent, turn_index
 from ui.examples import example_questions
 from ui.header import header_html
 from ui.ratings import record_feedback, vote_of, write_export
@@ -104,14 +105,13 @@ class ChatHandlers:
         """
         yield from self._guarded(request, session, question, filter_label, None)
 
-    def retry(self, session: Session, filter_label: str, data: gr.RetryData, request: gr.Request | None = None):
+    def retry(self, session: Session, filter_label: str, data: ChatEvent = NO_EVENT, request: gr.Request | None = None):
         """The Chatbot's retry button: ask that turn's question again, dropping it and what followed."""
-        index = data.index[0] if isinstance(data.index, list | tuple) else data.index
-        turn_index = int(index) // 2
-        if turn_index >= len(session.turns):
+        turn = turn_index(data)
+        if turn is None or turn >= len(session.turns):
             yield (gr.skip(),) * OUTPUTS
             return
-        yield from self._guarded(request, session, session.turns[turn_index].question, filter_label, turn_index)
+        yield from self._guarded(request, session, session.turns[turn].question, filter_label, turn)
 
     def widen(self, session: Session):
         """'Search everything': the filter back to Both and the refused question back in the box."""
@@ -135,7 +135,10 @@ class ChatHandlers:
             self._release(key)
 
     def _respond(self, question: str, session: Session, filter_label: str):
-        question = question or ""
+        from assistant.answer.chain import question_chars  # the chain (and LangChain) is loaded by now
+
+        # what the turn keeps and the chat shows is bounded like what the chain reads (a 50 MB paste)
+        question = (question if isinstance(question, str) else "")[: question_chars(self.assistant.settings)]
         kind = FILTERS.get(filter_label)
         history = session.history()
         turn = Turn(question.strip(), kind=kind)
@@ -231,25 +234,23 @@ class ChatHandlers:
             session.selected = int(turn_text)
         return session, self.panel(session, filter_label), self.card(session, entry_id)
 
-    def select_message(self, session: Session, filter_label: str, data: gr.SelectData):
+    def select_message(self, session: Session, filter_label: str, data: ChatEvent = NO_EVENT):
         """Clicking an earlier answer shows its sources."""
-        index = data.index[0] if isinstance(data.index, list | tuple) else data.index
-        turn_index = int(index) // 2
-        if turn_index == session.selected or turn_index >= len(session.turns):
+        turn = turn_index(data)
+        if turn is None or turn == session.selected or turn >= len(session.turns):
             return gr.skip(), gr.skip()
-        session.selected = turn_index
+        session.selected = turn
         return session, self.panel(session, filter_label)
 
     # --- feedback, export, reset ------------------------------------------------------------
 
-    def like(self, session: Session, data: gr.LikeData) -> None:
-        index = data.index[0] if isinstance(data.index, list | tuple) else data.index
+    def like(self, session: Session, data: ChatEvent = NO_EVENT) -> None:
         turns = session.turns
-        turn_index = int(index) // 2
-        vote = vote_of(data.liked)
-        if vote is None or turn_index >= len(turns) or not turns[turn_index].answer:
+        turn = turn_index(data)
+        vote = vote_of(getattr(data, "liked", None))
+        if vote is None or turn is None or turn >= len(turns) or not turns[turn].answer:
             return
-        record_feedback(self.assistant.settings.home, turns[turn_index], vote)
+        record_feedback(self.assistant.settings.home, turns[turn], vote)
         gr.Info("Thanks - your feedback was saved.")
 
     def export(self, session: Session):

@@ -32,7 +32,7 @@ def vote_of(liked: Any) -> str | None:
         return "up"
     if liked is False or liked == "Dislike":
         return "down"
-    return str(liked) if liked else None
+    return str(liked)[:40] if isinstance(liked, str | int | float) and liked else None
 
 
 def feedback_record(turn: Turn, vote: str, now: datetime | None = None) -> dict[str, Any]:

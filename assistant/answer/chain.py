@@ -34,6 +34,7 @@ from assistant.settings import Settings
 from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 from assistant.verify.citations import verify
+from assistant.verify.unicode import plain
 
 # a definition asked in so many words: "what does X mean", "what does it stand for", "in plain terms"
 # ("what's the fastest decode speed on one node?" is read as a definition too, but asks no meaning)
@@ -41,9 +42,8 @@ ASKS_WHAT_IT_MEANS = re.compile(
     r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
 )
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# invisible format characters (zero-width space, direction marks and overrides, BOM) that a pasted
-# question often carries: they hide "What is" from the definition pattern and words from search
-INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# the answer when every sentence the model wrote cited an entry that does not say it (all were dropped)
+NOTHING_VERIFIED = "None of what the model wrote is supported by the entries it cited, so none of it is shown."
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,37 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     """
     if not isinstance(question, str):
         raise AssistantError("The question must be text - type a question")
-    text = one_line(question)
+    limit = question_chars(settings)
+    question = question.lstrip()
+    text = one_line(question[:limit])  # a 50 MB question is not read (nor echoed) past what is used
     if not text:
         raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
     notes = []
-    if count_tokens(text) > settings.question_tokens:
+    if len(question) > limit or count_tokens(text) > settings.question_tokens:
         text = truncate_tokens(text, settings.question_tokens).strip()
         notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
     return Prepared(text, text, notes)
 
 
+def question_chars(settings: Settings) -> int:
+    """Characters of a question worth reading: more than `question_tokens` tokens of any text."""
+    return settings.question_tokens * 16
+
+
 def one_line(text: str) -> str:
-    """Text without control or invisible characters, its lines joined by single spaces."""
-    return " ".join(INVISIBLE.sub("", CONTROL.sub(" ", text)).split())
+    """Text as it reads (`as_read`), without control characters, its lines joined by single spaces."""
+    return " ".join(as_read(CONTROL.sub(" ", text)).split())
+
+
+def as_read(question: str) -> str:
+    """The question as a person reads it, before any rule reads it.
+
+    Invisible characters (zero-width spaces, direction overrides, the BOM) hide "What is" from the
+    definition pattern and words from search, and a Cyrillic "о" in "cost" hides a price question
+    from the refusal rules: NFKC, ignorables and overlays removed, look-alike letters folded
+    (`assistant.verify.unicode.plain`).
+    """
+    return plain(question)
 
 
 def clean_history(history: History, settings: Settings) -> History:
@@ -84,7 +102,7 @@ def clean_history(history: History, settings: Settings) -> History:
     """
     out: History = []
     for role, text in history:
-        text = one_line(str(text))
+        text = one_line(str(text)[: question_chars(settings)])
         if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
             text = truncate_tokens(text, settings.question_tokens).strip()
         out.append((role, text))
@@ -253,7 +271,7 @@ class AnswerChain:
         timings["generate"] = ms(t0)
 
         t0 = time.perf_counter()
-        raw = "".join(parts).strip()
+        raw = plain("".join(parts).strip())  # read as the user will see it
         answer.notes.extend(reply.notes)  # a reply cut at the token limit or the character cap says so
         if is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
@@ -264,7 +282,9 @@ class AnswerChain:
                 answer.notes.append(
                     f"Removed citations of ids that were not in the context: {', '.join(verified.dropped)}"
                 )
-            answer.notes.extend(f"Unverified citation removed - {n}" for n in verified.unsupported)
+            answer.notes.extend(f"Unverified sentence removed - {n}" for n in verified.unsupported)
+            if not answer.text:
+                answer.text = NOTHING_VERIFIED
             if not any(c.supported for c in answer.citations):
                 answer.notes.append("No claim in this answer is backed by a verified citation.")
         timings["verify"] = ms(t0)

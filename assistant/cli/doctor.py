@@ -21,6 +21,7 @@ from pathlib import Path
 from assistant.errors import IndexUnavailableError
 from assistant.index.chroma_index import Index
 from assistant.index.lock import LOCK_NAME, holder
+from assistant.index.serving import knowledge_key, live_server
 from assistant.redaction import redact
 from assistant.settings import Settings
 
@@ -46,6 +47,12 @@ def diagnose(settings: Settings) -> list[Check]:
     running = holder(root / LOCK_NAME)
     if running:
         checks.append(Check("sync", True, f"a sync is running ({running}); what follows may change when it ends"))
+    server = live_server(Path(settings.home))
+    if server is not None:
+        theirs = server.get("knowledge") or []
+        same = sorted(theirs) == knowledge_key(settings.knowledge)
+        detail = f"process {server['pid']} serves this home with {'this' if same else 'other'} knowledge"
+        checks.append(Check("server", same, detail + ("" if same else f" ({':'.join(theirs)})")))
     index = Index(settings)  # reads the committed state; damage is kept in index.mismatch, not raised
     try:
         manifest = index.store.manifest()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import shlex
 import shutil
 import sys
@@ -51,6 +52,8 @@ from assistant.index.embeddings import (
 from assistant.index.freshness import as_now, fingerprints, knowledge_names, stale_reason
 from assistant.index.lock import SyncLock
 from assistant.index.progress import Progress
+from assistant.index.read_copy import copy_to_temporary, is_read_only, space_needed
+from assistant.index.serving import check_not_served_otherwise
 from assistant.index.store import REBUILD, Store, StoredEntry, lexical_index, vector_id
 from assistant.index.writer import BackgroundWriter, WriteStalled, is_disk_full
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
@@ -120,6 +123,9 @@ def entry_hash(entry: Entry, chunking: dict[str, int]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+log = logging.getLogger("assistant")
+
+
 class RemovalRefused(AssistantError):
     """A sync would remove most of the index because its knowledge yields nothing: a wrong or empty path,
     an unmounted drive, files of a format it does not read. Nothing was changed."""
@@ -156,6 +162,7 @@ class Index:
         self._lexical: Any = None
         self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
         self.write_timeout = WRITE_TIMEOUT
+        self.read_copy_note: str | None = None  # set when Chroma is searched from a copy (`read_copy`)
         self.reload()
 
     # --- state -----------------------------------------------------------------------
@@ -283,12 +290,27 @@ class Index:
             else:
                 path = self.chroma_path
                 path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                try:
+                    client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                except Exception as error:
+                    if not (is_disk_full(error) or is_read_only(error)) or not (path / "chroma.sqlite3").exists():
+                        raise
+                    self._forget_client()
+                    client = self._open_copy(path, error, chromadb.PersistentClient, chroma_settings)
         except Exception as error:  # chromadb raises many types; all mean "cannot open"
             if not url:
                 self._forget_client()  # chromadb caches the half-opened client by path
             raise self._unavailable(error) from error
         self._chroma_client = client
+        return client
+
+    def _open_copy(self, path: Path, error: BaseException, open_client: Any, chroma_settings: Any) -> Any:
+        """Chroma opened from a temporary copy of `path`, which it cannot open in place (`read_copy`)."""
+        why = "the disk is full" if is_disk_full(error) else "the home is read-only"
+        copy = copy_to_temporary(path)
+        client = open_client(path=str(copy), settings=chroma_settings)
+        self.read_copy_note = f"The index in {self.store.root} cannot be written ({why}): searching a copy in {copy}"
+        log.warning("%s", self.read_copy_note)
         return client
 
     @property
@@ -303,8 +325,9 @@ class Index:
         url = self.settings.chroma_url
         if is_disk_full(error):
             where = f"the Chroma server at {strip_userinfo(url)}" if url else f"the index in {self.store.root}"
+            need = "" if url else f"; {space_needed(self.store.root)}"
             return IndexUnavailableError(
-                f"The disk is full: {where} cannot store more ({type(error).__name__}) - "
+                f"The disk is full: {where} cannot store more ({type(error).__name__}{need}) - "
                 "free some space, then run: assistant index (the previous index still answers)"
             )
         if isinstance(error, WriteStalled):
@@ -482,6 +505,8 @@ class Index:
         whose knowledge yields no entries at all while it would remove more than half of the index
         raises `RemovalRefused` before anything changes, unless `allow_removal` (`--yes`).
         """
+        roots = list(paths) if paths is not None else list(self.settings.knowledge)
+        check_not_served_otherwise(Path(self.settings.home), roots)  # one home, one knowledge
         lock = SyncLock(self.store.root, self.lock_wait)
         try:
             lock.__enter__()

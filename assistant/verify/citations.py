@@ -1,13 +1,22 @@
 """Citation markers in model output: parse them, drop unknown ids, check each claim's support.
 
-A model may write `[ID]`, `[ID1, ID2]`, `[ID1][ID2]` or near-misses (`(MLD-0472)`,
-`[mld-0472]`, `[2512.19606]`, a missing bracket). Markers are normalised to the ids that
-were in the context; anything else is removed from the text. Each remaining citation gets
-the sentence of the cited entry that best supports the claim (`quote`) and a support score
-from `assistant.verify.support.judge`: names, numbers and polarity must agree with the quote and
-every claim word must be said there, the embedding helping only with paraphrased words. A
-citation that fails is kept but marked `supported=False` (with the reason in the notes),
-and its marker leaves the text, so it is never shown as verified.
+The reply is first read as a person sees it (`assistant.verify.unicode.plain`: NFKC, invisible
+characters and overlays removed, look-alike letters folded), so `[МLD-0472]` with a Cyrillic М,
+`［MLD-0472］` and an id with a zero-width space inside are the marker they look like, and "nоt"
+is "not"; the answer shown is that text. A model may write `[ID]`, `[ID1, ID2]`, `[ID1][ID2]` or
+near-misses (`(MLD-0472)`, `[mld-0472]`, `[2512.19606]`, a missing bracket, a dash for the
+hyphen). Markers are normalised to the ids that were in the context; anything else is removed
+from the text and noted, and so is any other bracketed token of letters and digits that names no
+entry of the context (`[MLD-O472]` with a letter O: a marker in disguise). Each remaining citation
+gets the sentence of the cited entry that best supports the claim (`quote`) and a support score from
+`assistant.verify.support.judge`: names, numbers, polarity and who does what must agree with the
+quote and every claim word must be said there, the embedding helping only with paraphrased words.
+
+Unverified sentences are dropped: a sentence whose every citation fails is removed from the
+answer text (the citation stays in the list with `supported=False`, and a note gives the sentence
+and the reason), so a flagged claim is never read as part of the answer, in the CLI, the API or
+the UI alike. A sentence that cites nothing is kept as written; when no sentence of the answer is
+backed by a verified citation, the answer says so in its notes.
 """
 
 from __future__ import annotations
@@ -19,15 +28,21 @@ from dataclasses import dataclass, field
 from assistant.text import split_sentences
 from assistant.types import Citation, Entry
 from assistant.verify.support import SUPPORTED, judge
+from assistant.verify.unicode import plain
 
+DASH = "[-\u2010-\u2015\u2212]"  # a hyphen, or a dash a model or a keyboard put in its place
 ID_PATTERN = (
-    r"(?:arxiv:\s*\d{4}\.\d{4,5}|glossary:[a-z0-9-]+|abs-[0-9a-f]{10}|doc:[a-z0-9._/-]+#[a-z0-9-]+|"
-    r"[a-z][a-z0-9]{1,9}-\d{1,6}|\d{4}\.\d{4,5})"
+    rf"(?:arxiv:\s*\d{{4}}\.\d{{4,5}}|glossary:[a-z0-9-]+|abs{DASH}[0-9a-f]{{10}}|doc:[a-z0-9._/-]+#[a-z0-9-]+|"
+    rf"[a-z][a-z0-9]{{1,9}}{DASH}\d{{1,6}}|\d{{4}}\.\d{{4,5}})"
 )
 MARKER = re.compile(
     rf"[\[(【]\s*(?P<ids>{ID_PATTERN}(?:\s*[,;]\s*{ID_PATTERN})*)\s*[\])】]?|(?<![\w:])(?P<bare>{ID_PATTERN})\]",
     re.IGNORECASE,
 )
+INVENTED = "\ue000"  # stands where a marker of unknown ids was, until its sentence is dropped
+# a bracketed token that still looks like a marker after the markers are parsed: no spaces, a letter,
+# a digit ("[MLD-O472]" with a letter O, "[MLD-0472ǃ]"); unless it is one of the markers just written
+MARKER_LIKE = re.compile(r"\[(?=[^\]\s]*\d)(?=[^\]\s]*[^\W\d_])[^\[\]\s]{2,40}\]")
 
 
 @dataclass
@@ -49,7 +64,7 @@ def find_markers(text: str) -> list[tuple[int, int, list[str]]]:
 
 def canonical(raw: str, known: dict[str, str]) -> str | None:
     """Map a raw marker id to a context id: case-insensitive, bare arXiv numbers allowed."""
-    key = re.sub(r"\s+", "", raw).lower()
+    key = re.sub(DASH, "-", re.sub(r"\s+", "", raw).lower())
     if key in known:
         return known[key]
     if re.fullmatch(r"\d{4}\.\d{4,5}", key):
@@ -59,7 +74,7 @@ def canonical(raw: str, known: dict[str, str]) -> str | None:
 
 def claim_of(sentence: str) -> str:
     """The sentence without its markers (and without the space a marker leaves behind)."""
-    text = re.sub(r"\s+([.,;:!?…])", r"\1", MARKER.sub("", sentence))
+    text = re.sub(r"\s+([.,;:!?…])", r"\1", MARKER.sub("", sentence).replace(INVENTED, ""))
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
@@ -70,6 +85,7 @@ def verify(
 ) -> Verified:
     """Normalise markers to context ids, drop unknown ones, attach a quote and support to each."""
     known = {entry_id.lower(): entry_id for entry_id in context}
+    text = plain(text)
     dropped: list[str] = []
     pieces: list[str] = []
     last = 0
@@ -84,9 +100,21 @@ def verify(
         pieces.append(text[last:start].rstrip(" ") if not ids else text[last:start])
         if ids:
             pieces.append("[" + ", ".join(ids) + "]")
+        else:
+            pieces.append(INVENTED)  # the sentence cited only entries that do not exist: it goes too
         last = end
     pieces.append(text[last:])
-    clean = re.sub(r"[ \t]{2,}", " ", "".join(pieces)).strip()
+    clean = "".join(pieces)
+
+    def unknown(match: re.Match[str]) -> str:
+        if all(part.strip() in context for part in match.group()[1:-1].split(",")):
+            return match.group()
+        dropped.append(match.group()[1:-1])
+        return INVENTED
+
+    clean = MARKER_LIKE.sub(unknown, clean)
+    clean = re.sub(rf"([.!?…])([ \t]*){INVENTED}", rf"{INVENTED}\1\2", clean)  # "claim. [NOPE-1]" is that claim's
+    clean = re.sub(r"[ \t]{2,}", " ", clean).strip()
 
     best: dict[str, Citation] = {}
     titles = [entry.title for entry in context.values()]  # "A Title That Asks? Part Two: sentence" is one claim
@@ -118,13 +146,16 @@ def verify(
                     rank = (citation.supported, citation.support)
                     if entry_id not in best or rank > (best[entry_id].supported, best[entry_id].support):
                         best[entry_id] = citation
-            if verified_ids or not find_markers(sentence):
-                marker = f" [{', '.join(dict.fromkeys(verified_ids))}]" if verified_ids else ""
-                kept.append(claim_with_marker(claim, marker) if find_markers(sentence) else sentence)
-            else:
-                kept.append(claim)
+            if verified_ids:
+                kept.append(claim_with_marker(claim, f" [{', '.join(dict.fromkeys(verified_ids))}]"))
+            elif not find_markers(sentence) and INVENTED not in sentence:
+                kept.append(sentence)
+            elif INVENTED in sentence and not find_markers(sentence):
+                notes.append(f"no entry of the context was cited for: {claim[:80]}")
+            # a sentence whose every citation failed is dropped: its notes say what it claimed and why
         paragraphs.append(" ".join(kept))
-    return Verified("\n".join(paragraphs).strip(), list(best.values()), dropped, notes)
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(paragraphs)).strip()
+    return Verified(text, list(best.values()), dropped, notes)
 
 
 def claim_with_marker(claim: str, marker: str) -> str:

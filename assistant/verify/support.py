@@ -58,6 +58,8 @@ from assistant.verify.lexicon import (
     opposite_index,
     related_index,
 )
+from assistant.verify.roles import swapped_roles
+from assistant.verify.unicode import plain
 
 Similarity = Callable[[str, list[str]], list[float]]
 
@@ -167,6 +169,7 @@ def normalise(text: str) -> str:
     A digit joined to a name by a hyphen is part of the name: "ns-3" and "GPT-4" are read as
     `ns3` and `GPT4`, so "within 3%" is not supported by the 3 of ns-3.
     """
+    text = plain(text)  # look-alike letters, invisible characters and overlays read as what they look like
     text = re.sub(r"\\textcolor\{[^}]*\}\{", "", text)
     text = re.sub(r"\$?\\times\$?|×", "x", text)
     text = text.replace("\\%", "%").replace("$", "").replace("~", " ").replace("\\", " ")
@@ -345,9 +348,9 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
     # a claim may name the entry it cites before saying what it says ("LoRAServe: We present ...")
     if claim.casefold().startswith(f"{entry.title.casefold()}:"):
         claim = claim[len(entry.title) + 1 :].strip() or claim
-    said = " ".join(claim.split()).casefold()
+    said = " ".join(plain(claim).split()).casefold()
     for line in split_sentences(entry.text):  # a quoted sentence (the extractive model's answers) needs no checks
-        if line != entry.title and " ".join(line.split()).casefold() == said:
+        if line != entry.title and " ".join(plain(line).split()).casefold() == said:
             return Judgement(line, 1.0)
     entry_view = view(entry.id, entry.title, entry.text, entry.kind)
     tokens = tokenize(claim)
@@ -363,6 +366,10 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
     for sentence in span:
         vetoes += polarity_clash(tokens, sentence, subject_of(sentence, entry_view))
         vetoes += swapped_bindings(tokens, sentence, entry_view.subject)
+    first = span[0]
+    roles = swapped_roles(tokens, list(first.tokens), normalise(claim), first.normal, subject_of(first, entry_view))
+    if roles:
+        vetoes.append(roles)
 
     claim_keys = {t.key for t in words} | {t.compound for t in words} - {""}
     span_text = " ".join(focus(s, claim_keys, {t.number for t in numbers}) for s in span)
