@@ -29,7 +29,8 @@ from tests.test_startup import cli_env
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*no_silent_downcasting")
 QUESTION = "What is a GPU?"
-DEFINITION = "A processor designed for highly parallel workloads, widely used for tensor computation [MLD-0472]."
+# as the CLI prints it: the marker numbered, the entry listed below as [1]
+DEFINITION = "A processor designed for highly parallel workloads, widely used for tensor computation [1]."
 # root ignores file modes through these capabilities; without them it meets them like any user
 DROP_OVERRIDES = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
 

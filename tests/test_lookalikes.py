@@ -146,7 +146,8 @@ def test_the_cli_the_api_and_the_ui_show_the_same_text_without_the_flagged_lie(
         shown = list(handlers.respond("What is a GPU?", session, "Both"))[-1][0][-1]["content"]
     expected = f"{GPU} [MLD-0472]."
     assert api["text"] == expected and session.turns[0].answer.text == expected
-    assert cli.startswith(expected + "\n")
+    assert cli.startswith(f"{GPU} [1].\n")  # the CLI numbers its markers; the list below names MLD-0472
+    assert "[1] GPU (MLD-0472)" in cli
     answer_part = cli.partition("\n\n")[0]  # then the citations, and notes that name what was removed
     assert "note: Unverified sentence removed - MLD-0472 does not support: GPUs are not designed" in cli
     body, _, notes = shown.partition('<span class="answer-note">')  # the answer, then its notes
