@@ -37,6 +37,9 @@ class Settings:
     # (assistant.retrieval.learned_order), "maxsim" orders by late interaction alone
     # (assistant.retrieval.late_interaction), "off" keeps the fusion
     rerank: str = "learned"
+    # a third lexical leg searching the question with the rare words of the dense leg's best chunks
+    # (assistant.retrieval.dense_feedback); docs/retrieval-stages.md measures it
+    dense_feedback: bool = True
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512
@@ -92,6 +95,16 @@ class Settings:
             except ValueError:
                 raise SettingsError(f"{name}={raw!r} is not a number - unset it or give a number") from None
 
+        def switch(name: str, default: bool) -> bool:
+            raw = (env.get(name) or "").strip().lower()
+            if not raw:
+                return default
+            if raw in ("on", "1", "true", "yes"):
+                return True
+            if raw in ("off", "0", "false", "no"):
+                return False
+            raise SettingsError(f"{name}={raw!r} is not a switch - give on or off")
+
         knowledge = env.get("ASSISTANT_KNOWLEDGE")
         return cls(
             home=Path(env.get("ASSISTANT_HOME") or base.home),
@@ -103,6 +116,7 @@ class Settings:
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
             rerank=env.get("ASSISTANT_RERANK") or base.rerank,
+            dense_feedback=switch("ASSISTANT_DENSE_FEEDBACK", base.dense_feedback),
             refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),

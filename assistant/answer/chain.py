@@ -137,7 +137,9 @@ class AnswerChain:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
         entries = len(self.index.entries)
-        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries)
+        return gather(
+            own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows
+        )
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -237,6 +239,8 @@ class AnswerChain:
             yield answer
             return
 
+        if decision.evidence.ungrounded:  # asked about besides other things: answered, and said
+            answer.notes.append(f"No entry mentions {', '.join(decision.evidence.ungrounded)}.")
         context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
         messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
         t0 = time.perf_counter()

@@ -268,6 +268,29 @@ class Retriever:
         return frozenset(words)
 
     @cached_property
+    def knowledge_text(self) -> str:
+        """Every entry's title and text, lower-cased, one entry a line: is a phrase or a key said anywhere?"""
+        return "\n".join(f"{item.entry.title} {item.entry.text}".lower() for item in self.index.entries.values())
+
+    def knows(self, name: str) -> bool:
+        """Does some entry mention the thing named (`question.names.named_things`)? A word by the vocabulary,
+        a plural forgiven (H100s), a version of a known name known (TF1, Llama3) and a hyphen optional
+        (NVL-72 is NVL72); a hyphenated compound by its name-like parts (open-ISA, spill-to-RAM); a phrase or
+        a configuration key as written."""
+        lowered = name.lower()
+        if " " in lowered or "_" in lowered or lowered.startswith("--"):
+            return lowered in self.knowledge_text
+        if self.knows_word(lowered) or self.knows_word(lowered.replace("-", "")):
+            return True
+        parts = [p for p in name.split("-") if p != name and p.lower() != p and len(p) > 1]
+        return "-" in name and all(self.knows_word(p.lower()) for p in parts)
+
+    def knows_word(self, word: str) -> bool:
+        version = re.fullmatch(r"([a-z]{2,})v?\d{1,2}", word)  # TF1, llama3: a version of a known name
+        forms = (word, word.removesuffix("s"), word.removesuffix("'s"), version.group(1) if version else word)
+        return any(form in self.vocabulary for form in forms)
+
+    @cached_property
     def document_frequency(self) -> dict[str, int]:
         return dict(Counter(chain.from_iterable(self.entry_words.values())))
 
@@ -301,17 +324,18 @@ class Retriever:
         knowledge_similarity = 0.0  # the best cosine of what the knowledge says, not of how it is asked for
         if self.mode in ("hybrid", "dense"):
             vector = self.index.embedder.embed_query(query)
-            dense = best_per_entry(self.index.nearest(vector, CANDIDATES, kind))
+            hits = self.index.nearest(vector, CANDIDATES, kind)
+            dense = best_per_entry(hits)
             if dense and dense[0][0].field == ASKED_AS:
-                own = self.index.nearest(vector, 1, kind, described=False)
                 described = dense[0][1] - DESCRIPTION_DISCOUNT
-                knowledge_similarity = max(own[0][1] if own else 0.0, described)
+                knowledge_similarity = max(self.own_similarity(vector, hits, kind), described)
             elif dense:
                 knowledge_similarity = dense[0][1]
         searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
-        feedback = self.feedback(searched, dense, kind) if self.mode == "hybrid" else []
+        wants_feedback = self.mode == "hybrid" and self.index.settings.dense_feedback
+        feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
@@ -368,6 +392,16 @@ class Retriever:
         similarity = knowledge_similarity if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
+
+    def own_similarity(self, vector: list[float], hits: list[tuple[Chunk, float]], kind: str | None) -> float:
+        """The best cosine of an entry's own chunk (not an asked-as description): read off the dense
+        candidates already fetched, and asked of the index only when all of them are descriptions
+        (a second nearest-neighbour query cost ~12 ms on 40% of the mlsys questions)."""
+        found = next((score for chunk, score in hits if chunk.field != ASKED_AS), None)
+        if found is not None:
+            return found
+        own = self.index.nearest(vector, 1, kind, described=False)
+        return own[0][1] if own else 0.0
 
     def quotable(self, chunk: Chunk) -> Chunk:
         """The chunk itself, or for an asked-as description that matched, its entry's first own chunk:
