@@ -74,6 +74,13 @@ PAPERS = re.compile(
     r"\b(?:which|what|any|are there|is there|has anyone|anyone)\b[^?]{0,40}"
     r"\b(?:papers?|research|work|studies|study|approaches|systems|projects|literature)\b"
     r"|^\W*(?:papers?|research) (?:on|about)\b|\banyone (?:tried|storing|using|built|doing)\b"
+    # what work exists, asked without "papers": "what has been written about ...", "who has implemented ...",
+    # "anyone looked into ...", "any implementations of ...", "what approaches exist for ..."
+    r"|\bwhat(?:'s| has| have)? (?:been )?(?:written|published|done|proposed|tried) (?:on|about|for|to)\b"
+    r"|\bwho(?:'s| has| have)? (?:already )?(?:implemented|built|tried|looked (?:into|at)|worked on|tackled)\b"
+    r"|\b(?:anyone|anybody|someone|people) (?:\w+ )?(?:looked|look) (?:into|at)\b"
+    r"|\bany (?:\w+ )?(?:implementations?|methods|techniques|solutions|designs|tools|prior art)\b"
+    r"|\b(?:approaches|methods|techniques|implementations|solutions) (?:exist|out there|are there)\b"
 )
 CAVEAT = re.compile(
     r"\b(?:caveat|limitation|limitations|drawback|downside|downsides|pitfall|catch|trade-?offs?|give up|"
