@@ -88,7 +88,7 @@ def test_the_list_stops_at_four_papers() -> None:
 
 
 def test_the_answering_sentence_leads_not_the_abstracts_opening_claim() -> None:
-    question = "why does prefill of long prompts on an edge GPU board spill to DRAM, and how can it stop?"
+    question = "prefill of long prompts on our edge GPU board spills to DRAM. how can we stop that?"
     lines = answer(question, [GENERIC_OPENER, UNRELATED])
     assert lines[0].startswith("Kestrel splits each long prompt into chunks")
     assert not any(line.startswith("Large language models have achieved") for line in lines)

@@ -111,13 +111,13 @@ def test_an_unknown_name_in_passing_is_noted_and_the_rest_answered(bot: Assistan
 def test_nothing_else_asked_is_counted_without_the_names() -> None:
     known = {"quillon"}
     short = grounding("Who founded Borgmax?", lambda n: n.lower() in known)
-    assert short == {"ungrounded": ("Borgmax",), "asked_besides": 1}
+    assert short == (("Borgmax",), 1)
     long = grounding(
         "On Borgmax hosts, how do we re-balance micro-batches across slow workers so that synchronous "
         "data-parallel steps stop waiting on the straggler every single step?",
         lambda n: n.lower() in known,
     )
-    assert long["ungrounded"] == ("Borgmax",) and long["asked_besides"] > ASKED_BESIDES
+    assert long[0] == ("Borgmax",) and long[1] > ASKED_BESIDES
 
 
 def test_an_acronym_the_question_spells_out_is_explained() -> None:

@@ -369,6 +369,7 @@ def gather(
 ) -> Evidence:
     kind = asked_kind(question)
     asked = content_words(CHAT_SPELLING.sub("", question))  # "whats", "tho": typed fast, not unknown topics
+    missing, besides = grounding(question, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
     if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w in asked if not known_word(w, document_frequency)) / len(asked)
@@ -378,7 +379,8 @@ def gather(
         kind=kind,
         kind_supported=kind is None or kind_supported(kind, question, best) or states_value(kind, question, best),
         unknown_names=unknown_names(question, vocabulary),
-        **grounding(question, knows or (lambda name: name.lower() in vocabulary)),
+        ungrounded=missing,
+        asked_besides=besides,
     )
 
 
@@ -388,7 +390,7 @@ def gather(
 ASKED_BESIDES = 8
 
 
-def grounding(question: str, knows: Callable[[str], bool]) -> dict[str, object]:
+def grounding(question: str, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
     """The things the asking sentences name that no entry mentions (`knows`), and how many content words
     those sentences have besides the things named. An acronym the question spells out ("a GLM, the
     generalized linear model") is explained, not unknown."""
@@ -398,7 +400,7 @@ def grounding(question: str, knows: Callable[[str], bool]) -> dict[str, object]:
     rest = asking
     for name in named:
         rest = rest.replace(name, " ")
-    return {"ungrounded": missing, "asked_besides": len(content_words(rest))}
+    return missing, len(content_words(rest))
 
 
 def spelled_out(name: str, question: str) -> bool:

@@ -207,10 +207,46 @@ def first_clause(subject: str) -> str:
     return head if head and len(head.split()) <= NAME_WORDS else subject
 
 
+# a problem read by its own cue, not by default: "how do we ...", "explain how we should ..."
+ASKS_WHAT_HELPS = re.compile(
+    r"\bhow (?:do|can|could|should|would|did|might) (?:i|we|you|one|my|our)\b"
+    r"|^\W*(?:explain|describe) how (?:i|we|you|one|my|our)\b"
+)
+
+
+PATTERNS_ONLY = frozenset({"name"})  # intents the learned reader is not trusted to read (`intent_of`)
+
+
+def asked_sentences(question: str) -> str:
+    """What the intent is read from: the asking sentences without fillers, lower-cased."""
+    return without_fillers(asking_part(question)).lower().strip()
+
+
 def intent_of(question: str) -> str:
-    """One of INTENTS, read from the asking sentences; `problem` (describe a situation, ask what
-    helps) when nothing else fits."""
-    q = without_fillers(asking_part(question)).lower().strip()
+    """One of INTENTS: the patterns' reading when one of their cues is in the asking sentences (a problem's
+    own cue, `ASKS_WHAT_HELPS`, included), else the learned reader's (`intent_reader.py`) instead of the
+    default `problem`.
+
+    The patterns are kept where they read a cue: on the three sets neither was fitted on (realistic-dev5,
+    -dev6, the test half) the patterns alone read 0.609 / 0.750 / 0.683 of the questions as labelled,
+    the reader alone 0.859 / 0.930 / 0.756, but it misreads short plain phrasings that the sets hardly
+    have and the patterns were written for ("is softmax the same as sigmoid?", "explain dropout to me");
+    the reader in place of the default (not for names) reads 0.688 / 0.828 / 0.720."""
+    from assistant.question import intent_reader
+
+    by_patterns = pattern_intent(question)
+    if by_patterns != "problem" or ASKS_WHAT_HELPS.search(asked_sentences(question)):
+        return by_patterns
+    learned, _ = intent_reader.read(asked_sentences(question))
+    # a name question is searched among concept pages alone: only the name patterns' reading (right for
+    # 1.00 of the held-out questions they read as names, the reader's for 0.95) restricts it so
+    return learned if learned and learned not in PATTERNS_ONLY else by_patterns
+
+
+def pattern_intent(question: str) -> str:
+    """One of INTENTS, read from the asking sentences by the patterns; `problem` (describe a situation,
+    ask what helps) when nothing else fits."""
+    q = asked_sentences(question)
     if ASKS_FOR_A_NAME.search(q):
         return "name"
     if len(q.split()) <= SHORT_ASK and ASKS_FOR_A_NAME.search(question.lower()) and not COMPARE.search(q):
