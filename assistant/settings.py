@@ -35,11 +35,13 @@ class Settings:
     retrieval_mode: str = "hybrid"
     # the best fused candidates re-ordered: "learned" weighs late interaction with the fusion's evidence
     # (assistant.retrieval.learned_order), "maxsim" orders by late interaction alone
-    # (assistant.retrieval.late_interaction), "off" keeps the fusion
-    rerank: str = "learned"
+    # (assistant.retrieval.late_interaction), "off" keeps the fusion. Off by default: on the sets nothing
+    # was fitted on they gain 0-3 points for 20-50x the search time (docs/retrieval-stages.md)
+    rerank: str = "off"
     # a third lexical leg searching the question with the rare words of the dense leg's best chunks
-    # (assistant.retrieval.dense_feedback); docs/retrieval-stages.md measures it
-    dense_feedback: bool = True
+    # (assistant.retrieval.dense_feedback); always on under a re-ranking (the learned order weighs its rank);
+    # off by default: without that order it gains nothing on unseen sets (docs/retrieval-stages.md)
+    dense_feedback: bool = False
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512

@@ -334,7 +334,8 @@ class Retriever:
         searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
-        wants_feedback = self.mode == "hybrid" and self.index.settings.dense_feedback
+        settings = self.index.settings  # a re-ranking sees the pool the feedback leg widens (the learned order
+        wants_feedback = self.mode == "hybrid" and (settings.dense_feedback or settings.rerank != "off")  # weighs it)
         feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
