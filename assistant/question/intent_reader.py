@@ -9,10 +9,10 @@ the calibration sets (the calibration half of realistic.jsonl, realistic-dev to 
 measured on realistic-dev5, -dev6 and the test half, which it never saw (docs/retrieval-stages.md).
 
 Alone it reads 0.859 / 0.930 / 0.756 of those three sets' questions as labelled (the patterns 0.609 /
-0.750 / 0.683) but misreads short plain phrasings the sets hardly have ("is softmax the same as
-sigmoid?"), which the patterns were written for: `intents.intent_of` keeps the patterns' reading when
-one of their cues is there and asks the reader in place of their default, `problem`, except for names
-(0.688 / 0.828 / 0.720).
+0.750 / 0.683). Not yet what `intents.intent_of` answers by: in place of the patterns' default reading
+(`problem`), never for names (a name question is searched among concept pages alone), it read 0.688 /
+0.828 / 0.720, but the answers composed from it were no better (test half answered with gold 0.927 ->
+0.902); docs/retrieval-stages.md has the figures.
 
 Refit with `python -m assistant.question.intent_reader` (the same files give the same weights).
 """

@@ -201,10 +201,11 @@ def best_sentence(
     `as_well` of the best fit. A caveat, an example or a figure asked for is that shape (any fit will do);
     a paper's contribution is only a likely answer (`PREFERRED_FIT`): the sentence that answers leads.
 
-    An abstract's background - the sentences before it says what it contributes, with no figure of its
-    own ("Large Language Models have achieved remarkable progress ...") - counts `BACKGROUND` of its fit:
-    it shares the question's broad words and answers nothing the question asks."""
-    background = view.background
+    When a sentence of some shape is wanted (`prefer`: a lead), an abstract's background - the sentences
+    before it says what it contributes, with no figure of its own ("Large Language Models have achieved
+    remarkable progress ...") - counts `BACKGROUND` of its fit: it shares the question's broad words and
+    answers nothing the question asks. A supporting sentence may restate the asker's problem."""
+    background = view.background if prefer is not None else set()  # a supporting sentence may restate the problem
     fit = {id(c): score[id(c)] * (BACKGROUND if id(c) in background else 1.0) for c in view.sentences if id(c) in score}
     ranked = sorted((c for c in view.sentences if id(c) in fit), key=lambda c: -fit[id(c)])
     if prefer is not None:
