@@ -232,6 +232,8 @@ class AnswerChain:
         decision = decide(
             self.weigh(prepared.question, retrieval), self.thresholds, model_judges=self.chat.rewrites_followups
         )
+        if decision.evidence.ungrounded:  # refused for them, or asked about besides other things: said
+            answer.notes.append(f"No entry mentions {', '.join(decision.evidence.ungrounded)}.")
         if decision.refuse or not retrieval.sources:
             answer.text, answer.refused = refusal_text(retrieval.sources[:3], decision.reason), True
             timings["total"] = ms(started)
@@ -239,8 +241,6 @@ class AnswerChain:
             yield answer
             return
 
-        if decision.evidence.ungrounded:  # asked about besides other things: answered, and said
-            answer.notes.append(f"No entry mentions {', '.join(decision.evidence.ungrounded)}.")
         context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
         messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
         t0 = time.perf_counter()

@@ -424,7 +424,8 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
     """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself."""
     e = evidence
     if e.ungrounded and e.asked_besides <= ASKED_BESIDES:  # first: the most telling reason
-        return Decision(True, f"no entry mentions {', '.join(e.ungrounded)}", e)
+        # the names go to the answer's notes, not into its text: a question's own words are never echoed
+        return Decision(True, "no entry mentions what it names", e)
     if e.confidence < thresholds.clear_miss:
         return Decision(True, "none of its entries is close to the question", e)
     if e.unknown_share >= thresholds.unknown_words and e.confidence < thresholds.unknown_words_confidence:

@@ -2,13 +2,15 @@
 
 Users name things ("what is NCCL", "HBM", "MoE"), so an exact or fuzzy match of an entry's
 title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (dense) and
-bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
-re-orders (`late_interaction.py`), weighed with the fusion's own evidence by a learned linear model
-(`learned_order.py`). The lexical leg also searches the words papers use for the question's
-shop talk ("cards" -> GPU, `user_terms.py`), and a third leg searches it again with the rare words
-of the dense leg's best chunks (`dense_feedback.py`). The best dense cosine similarity (of an entry's
-own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as the confidence the
-refusal threshold is compared against, because fused scores are ranks, not evidence.
+bm25s (lexical) rankings, one hit per entry. The lexical leg also searches the words papers use for
+the question's shop talk ("cards" -> GPU, `user_terms.py`). Opt-in stages after the fusion, off by
+default because they did not pay on question sets they were not fitted on (docs/retrieval-stages.md):
+late interaction re-ordering the best candidates (`late_interaction.py`, `ASSISTANT_RERANK=maxsim`),
+weighed with the fusion's own evidence by a learned linear model (`learned_order.py`,
+`ASSISTANT_RERANK=learned`), and a third leg searching the question again with the rare words of the
+dense leg's best chunks (`dense_feedback.py`, `ASSISTANT_DENSE_FEEDBACK=on`). The best dense cosine
+similarity (of an entry's own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as
+the confidence the refusal threshold is compared against, because fused scores are ranks, not evidence.
 """
 
 from __future__ import annotations
@@ -334,8 +336,9 @@ class Retriever:
         searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
-        settings = self.index.settings  # a re-ranking sees the pool the feedback leg widens (the learned order
-        wants_feedback = self.mode == "hybrid" and (settings.dense_feedback or settings.rerank != "off")  # weighs it)
+        # a re-ranking always sees the pool the feedback leg widens (the learned order weighs its rank)
+        settings = self.index.settings
+        wants_feedback = self.mode == "hybrid" and (settings.dense_feedback or settings.rerank != "off")
         feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
@@ -396,8 +399,9 @@ class Retriever:
 
     def own_similarity(self, vector: list[float], hits: list[tuple[Chunk, float]], kind: str | None) -> float:
         """The best cosine of an entry's own chunk (not an asked-as description): read off the dense
-        candidates already fetched, and asked of the index only when all of them are descriptions
-        (a second nearest-neighbour query cost ~12 ms on 40% of the mlsys questions)."""
+        candidates already fetched, and asked of the index only when all of them are descriptions (that
+        filtered query took ~70 ms p50 at 10,551 chunks, on 57 of the 141 mlsys questions; the candidates
+        held the same value for 56 of them, docs/retrieval-stages.md)."""
         found = next((score for chunk, score in hits if chunk.field != ASKED_AS), None)
         if found is not None:
             return found
