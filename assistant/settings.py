@@ -38,8 +38,13 @@ class Settings:
     retrieval_mode: str = "hybrid"
     # the best fused candidates re-ordered: "learned" weighs late interaction with the fusion's evidence
     # (assistant.retrieval.learned_order), "maxsim" orders by late interaction alone
-    # (assistant.retrieval.late_interaction), "off" keeps the fusion
-    rerank: str = "learned"
+    # (assistant.retrieval.late_interaction), "off" keeps the fusion. Off by default: on the sets nothing
+    # was fitted on they gain 0-3 points for 20-50x the search time (docs/retrieval-stages.md)
+    rerank: str = "off"
+    # a third lexical leg searching the question with the rare words of the dense leg's best chunks
+    # (assistant.retrieval.dense_feedback); always on under a re-ranking (the learned order weighs its rank);
+    # off by default: without that order it gains nothing on unseen sets (docs/retrieval-stages.md)
+    dense_feedback: bool = False
     top_k: int = 8
     context_tokens: int = 1800
     question_tokens: int = 512
@@ -95,6 +100,16 @@ class Settings:
             except ValueError:
                 raise SettingsError(f"{name}={raw!r} is not a number - unset it or give a number") from None
 
+        def switch(name: str, default: bool) -> bool:
+            raw = (env.get(name) or "").strip().lower()
+            if not raw:
+                return default
+            if raw in ("on", "1", "true", "yes"):
+                return True
+            if raw in ("off", "0", "false", "no"):
+                return False
+            raise SettingsError(f"{name}={raw!r} is not a switch - give on or off")
+
         knowledge = env.get("ASSISTANT_KNOWLEDGE")
         return cls(
             home=Path(env.get("ASSISTANT_HOME") or base.home),
@@ -107,6 +122,7 @@ class Settings:
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
             rerank=env.get("ASSISTANT_RERANK") or base.rerank,
+            dense_feedback=switch("ASSISTANT_DENSE_FEEDBACK", base.dense_feedback),
             refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),

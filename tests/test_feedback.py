@@ -42,7 +42,7 @@ def test_the_index_counts_chunks_per_stem_from_its_lexical_columns(seed_assistan
 
 def test_hybrid_search_runs_the_feedback_leg_and_the_order_sees_its_rank(seed_assistant: Assistant) -> None:
     """What the dense leg found supplies words for a second lexical search; the learned order gets its rank."""
-    retriever = Assistant(seed_assistant.settings, auto_index=False).retriever
+    retriever = Assistant(seed_assistant.settings.with_(rerank="learned"), auto_index=False).retriever
     seen = []
     own = retriever.candidates
 

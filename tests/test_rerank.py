@@ -68,10 +68,11 @@ def test_the_onnx_encoder_gives_unit_word_piece_vectors_without_cls_and_sep() ->
 
 
 def test_hybrid_search_reranks_and_off_keeps_the_fused_order(seed_assistant: Assistant) -> None:
-    """The same candidates either way; with the reranker on, ordered by MaxSim (names first)."""
+    """The same candidates either way; with the reranker on, ordered by MaxSim (names first). A re-ranking
+    always has the dense-feedback leg, so the fused order it is compared with has it too."""
     question = "my GPU kernels stall on memory while the arithmetic units idle, what helps?"
     on = Assistant(seed_assistant.settings.with_(rerank="maxsim"), auto_index=False).retriever
-    off = Assistant(seed_assistant.settings.with_(rerank="off"), auto_index=False).retriever
+    off = Assistant(seed_assistant.settings.with_(rerank="off", dense_feedback=True), auto_index=False).retriever
     assert on.reranker is not None and off.reranker is None
     reranked = [s.entry_id for s in on.retrieve(question, k=20).sources]
     fused = [s.entry_id for s in off.retrieve(question, k=20).sources]

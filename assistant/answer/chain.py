@@ -155,7 +155,9 @@ class AnswerChain:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
         entries = len(self.index.entries)
-        return gather(own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries)
+        return gather(
+            own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows
+        )
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -248,6 +250,8 @@ class AnswerChain:
         decision = decide(
             self.weigh(prepared.question, retrieval), self.thresholds, model_judges=self.chat.rewrites_followups
         )
+        if decision.evidence.ungrounded:  # refused for them, or asked about besides other things: said
+            answer.notes.append(f"No entry mentions {', '.join(decision.evidence.ungrounded)}.")
         if decision.refuse or not retrieval.sources:
             answer.text, answer.refused = refusal_text(retrieval.sources[:3], decision.reason), True
             timings["total"] = ms(started)

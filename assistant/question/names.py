@@ -40,3 +40,47 @@ def opens_a_sentence(text: str, start: int) -> bool:
     """Does the word at `start` follow a sentence's end (quotes and brackets between them allowed)?"""
     before = text[max(0, start - 8) : start].rstrip(" \t\n\"'([“‘")
     return before[-1:] in (".", "!", "?")
+
+
+# A configuration key or a flag, named exactly: NCCL_SOCKET_IFNAME, max_num_seqs, spark.executor.memory,
+# --tensor-parallel-size (three dotted parts at least: "llama.cpp" and "tf.keras" are names of things)
+CONFIGURATION_KEY = re.compile(
+    r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]"
+    r"|(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w.])"
+    r"|(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}(?![\w.])"
+)
+# a title the asker quotes: two words or more, one of them capitalised ("the paper 'Sparse Routing for Edge'")
+QUOTED_TITLE = re.compile(r"(?<![A-Za-z0-9])['\"‘“]([^'\"’”]*[A-Z][^'\"’”]*\s[^'\"’”]+)['\"’”](?![A-Za-z0-9])")
+MONTH = r"january|february|march|april|may|june|july|august|september|october|november|december"
+MONTH_AND_YEAR = re.compile(rf"\b(?:{MONTH})\s+(?:19|20)\d\d\b", re.I)
+# a measurement, not a name: 600B, 200GB, 4th, 60k, 3x3, 128-bit, 8-GPU, 95th-percentile
+MEASUREMENT = re.compile(r"^\d[\d.,]*(?:st|nd|rd|th|[a-z]{1,3})?$|^\d[\d.,]*(?:st|nd|rd|th)?-|^\d+x\d+$", re.I)
+NAME_SHAPE = re.compile(r"[A-Za-z0-9]+(?:[.:\-+][A-Za-z0-9+]+)*")
+AFTER_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")  # "Ask: who founded ..." starts a sentence too
+
+
+def named_things(text: str) -> list[str]:
+    """The specific things a text names, each as written: configuration keys and flags, quoted titles, a
+    month with its year, and name-shaped words - a word with letters and digits (MI325X, v5p), CamelCase
+    (CoreWeave), an acronym, a capitalised word that does not start a sentence (Memphis, Groq).
+
+    Stricter than `names_in`: a capitalised word after any sentence start ("... done. Anything on it?",
+    "Ask: what ...") is grammar, and measurements (600B, 8-GPU) are values, not names. What a refusal
+    checks against the knowledge (`refusal.ungrounded_names`)."""
+    whole = [*CONFIGURATION_KEY.finditer(text), *QUOTED_TITLE.finditer(text), *MONTH_AND_YEAR.finditer(text)]
+    found = [(m.start(), m.group(m.lastindex or 0).strip()) for m in whole]
+    rest = list(text)
+    for match in whole:  # their words are not names of their own
+        rest[match.start() : match.end()] = " " * (match.end() - match.start())
+    for match in NAME_SHAPE.finditer("".join(rest)):
+        token = match.group()
+        if MEASUREMENT.match(token) or APPROXIMATE.search(token):
+            continue
+        starts = AFTER_SENTENCE_START.search(text[: match.start()]) is not None
+        has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
+        camel = any(ch.isupper() for ch in token[1:]) and any(ch.islower() for ch in token)
+        capitalised = token[0].isupper() and not starts and not token.isupper()
+        acronym = token.isupper() and len(token) >= 2 and not starts and any(ch.isalpha() for ch in token)
+        if has_digit or camel or capitalised or acronym:
+            found.append((match.start(), token))
+    return list(dict.fromkeys(name for _, name in sorted(found)))

@@ -2,13 +2,15 @@
 
 Users name things ("what is NCCL", "HBM", "MoE"), so an exact or fuzzy match of an entry's
 title or alias is ranked first; the rest is reciprocal rank fusion of Chroma (dense) and
-bm25s (lexical) rankings, one hit per entry, whose best candidates late interaction then
-re-orders (`late_interaction.py`), weighed with the fusion's own evidence by a learned linear model
-(`learned_order.py`). The lexical leg also searches the words papers use for the question's
-shop talk ("cards" -> GPU, `user_terms.py`), and a third leg searches it again with the rare words
-of the dense leg's best chunks (`dense_feedback.py`). The best dense cosine similarity (of an entry's
-own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as the confidence the
-refusal threshold is compared against, because fused scores are ranks, not evidence.
+bm25s (lexical) rankings, one hit per entry. The lexical leg also searches the words papers use for
+the question's shop talk ("cards" -> GPU, `user_terms.py`). Opt-in stages after the fusion, off by
+default because they did not pay on question sets they were not fitted on (docs/retrieval-stages.md):
+late interaction re-ordering the best candidates (`late_interaction.py`, `ASSISTANT_RERANK=maxsim`),
+weighed with the fusion's own evidence by a learned linear model (`learned_order.py`,
+`ASSISTANT_RERANK=learned`), and a third leg searching the question again with the rare words of the
+dense leg's best chunks (`dense_feedback.py`, `ASSISTANT_DENSE_FEEDBACK=on`). The best dense cosine
+similarity (of an entry's own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as
+the confidence the refusal threshold is compared against, because fused scores are ranks, not evidence.
 """
 
 from __future__ import annotations
@@ -268,6 +270,29 @@ class Retriever:
         return frozenset(words)
 
     @cached_property
+    def knowledge_text(self) -> str:
+        """Every entry's title and text, lower-cased, one entry a line: is a phrase or a key said anywhere?"""
+        return "\n".join(f"{item.entry.title} {item.entry.text}".lower() for item in self.index.entries.values())
+
+    def knows(self, name: str) -> bool:
+        """Does some entry mention the thing named (`question.names.named_things`)? A word by the vocabulary,
+        a plural forgiven (H100s), a version of a known name known (TF1, Llama3) and a hyphen optional
+        (NVL-72 is NVL72); a hyphenated compound by its name-like parts (open-ISA, spill-to-RAM); a phrase or
+        a configuration key as written."""
+        lowered = name.lower()
+        if " " in lowered or "_" in lowered or lowered.startswith("--"):
+            return lowered in self.knowledge_text
+        if self.knows_word(lowered) or self.knows_word(lowered.replace("-", "")):
+            return True
+        parts = [p for p in name.split("-") if p != name and p.lower() != p and len(p) > 1]
+        return "-" in name and all(self.knows_word(p.lower()) for p in parts)
+
+    def knows_word(self, word: str) -> bool:
+        version = re.fullmatch(r"([a-z]{2,})v?\d{1,2}", word)  # TF1, llama3: a version of a known name
+        forms = (word, word.removesuffix("s"), word.removesuffix("'s"), version.group(1) if version else word)
+        return any(form in self.vocabulary for form in forms)
+
+    @cached_property
     def document_frequency(self) -> dict[str, int]:
         return dict(Counter(chain.from_iterable(self.entry_words.values())))
 
@@ -301,17 +326,20 @@ class Retriever:
         knowledge_similarity = 0.0  # the best cosine of what the knowledge says, not of how it is asked for
         if self.mode in ("hybrid", "dense"):
             vector = self.index.embedder.embed_query(query)
-            dense = best_per_entry(self.index.nearest(vector, CANDIDATES, kind))
+            hits = self.index.nearest(vector, CANDIDATES, kind)
+            dense = best_per_entry(hits)
             if dense and dense[0][0].field == ASKED_AS:
-                own = self.index.nearest(vector, 1, kind, described=False)
                 described = dense[0][1] - DESCRIPTION_DISCOUNT
-                knowledge_similarity = max(own[0][1] if own else 0.0, described)
+                knowledge_similarity = max(self.own_similarity(vector, hits, kind), described)
             elif dense:
                 knowledge_similarity = dense[0][1]
         searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
-        feedback = self.feedback(searched, dense, kind) if self.mode == "hybrid" else []
+        # a re-ranking always sees the pool the feedback leg widens (the learned order weighs its rank)
+        settings = self.index.settings
+        wants_feedback = self.mode == "hybrid" and (settings.dense_feedback or settings.rerank != "off")
+        feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
         fused: dict[str, float] = {}
@@ -368,6 +396,17 @@ class Retriever:
         similarity = knowledge_similarity if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
+
+    def own_similarity(self, vector: list[float], hits: list[tuple[Chunk, float]], kind: str | None) -> float:
+        """The best cosine of an entry's own chunk (not an asked-as description): read off the dense
+        candidates already fetched, and asked of the index only when all of them are descriptions (that
+        filtered query took ~70 ms p50 at 10,551 chunks, on 57 of the 141 mlsys questions; the candidates
+        held the same value for 56 of them, docs/retrieval-stages.md)."""
+        found = next((score for chunk, score in hits if chunk.field != ASKED_AS), None)
+        if found is not None:
+            return found
+        own = self.index.nearest(vector, 1, kind, described=False)
+        return own[0][1] if own else 0.0
 
     def quotable(self, chunk: Chunk) -> Chunk:
         """The chunk itself, or for an asked-as description that matched, its entry's first own chunk:

@@ -128,6 +128,8 @@ FIGURE = re.compile(
 )
 Scores = dict[int, float]  # id(candidate) -> how well it fits the question
 CLOSE = 0.5  # of the first entry's word score: a later entry fits the question about as well
+PREFERRED_FIT = 0.5  # of the best sentence's fit: a sentence of the preferred shape (a contribution) still leads
+BACKGROUND = 0.5  # of its word score: what an abstract's background sentence counts for when choosing a sentence
 DESCRIBED_DEPTH = 5  # entries a described side of a comparison may be matched to
 
 
@@ -144,6 +146,18 @@ class EntryView:
     @property
     def definition(self) -> Candidate | None:
         return next((c for c in self.sentences if c.position == 0), self.sentences[0] if self.sentences else None)
+
+    @property
+    def background(self) -> set[int]:
+        """ids of an abstract's sentences before the first that says what the paper contributes, without a
+        figure: the setting and the problem, which state no answer (empty for a concept page, or when no
+        sentence says what the paper contributes)."""
+        if self.kind != "abstract":
+            return set()
+        first = next((c.position for c in self.sentences if CONTRIBUTION.search(c.text)), None)
+        if first is None:
+            return set()
+        return {id(c) for c in self.sentences if c.position < first and not FIGURE.search(c.text)}
 
     @property
     def is_pointer(self) -> bool:
@@ -180,12 +194,23 @@ def extract_answer(prompt: str) -> str:
     return "\n".join(lines)
 
 
-def best_sentence(view: EntryView, score: Scores, prefer: re.Pattern[str] | None = None) -> Candidate | None:
-    """The entry's sentence that fits the question best; one matching `prefer` wins when it fits at all."""
-    ranked = sorted((c for c in view.sentences if id(c) in score), key=lambda c: -score[id(c)])
+def best_sentence(
+    view: EntryView, score: Scores, prefer: re.Pattern[str] | None = None, as_well: float = 0.0
+) -> Candidate | None:
+    """The entry's sentence that fits the question best; one matching `prefer` wins when it fits at least
+    `as_well` of the best fit. A caveat, an example or a figure asked for is that shape (any fit will do);
+    a paper's contribution is only a likely answer (`PREFERRED_FIT`): the sentence that answers leads.
+
+    When a sentence of some shape is wanted (`prefer`: a lead), an abstract's background - the sentences
+    before it says what it contributes, with no figure of its own ("Large Language Models have achieved
+    remarkable progress ...") - counts `BACKGROUND` of its fit: it shares the question's broad words and
+    answers nothing the question asks. A supporting sentence may restate the asker's problem."""
+    background = view.background if prefer is not None else set()  # a supporting sentence may restate the problem
+    fit = {id(c): score[id(c)] * (BACKGROUND if id(c) in background else 1.0) for c in view.sentences if id(c) in score}
+    ranked = sorted((c for c in view.sentences if id(c) in fit), key=lambda c: -fit[id(c)])
     if prefer is not None:
         preferred = [c for c in ranked if prefer.search(c.text)]
-        if preferred:
+        if preferred and fit[id(preferred[0])] >= as_well * fit[id(ranked[0])]:
             return preferred[0]
     return ranked[0] if ranked else None
 
@@ -359,9 +384,15 @@ def definition_answer(question: str, views: list[EntryView], score: Scores) -> l
     return lines
 
 
+PAPERS_LISTED = 4  # "what work is there on ...": the search's first papers, each that fits about as well as the best
+
+
 def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
-    """ "Which papers ...?": up to three papers, each with the sentence that says what it contributes."""
-    papers = [v for v in scored(views, score) if v.kind == "abstract"][:4]
+    """ "Which papers ...?", "is there work on ...?", "who has implemented ...?": each of the first
+    `PAPERS_LISTED` papers that fits the question about as well as the best (`CLOSE`), each with the
+    sentence that says what it contributes; the list is what was asked, so one paper is not the answer
+    when the search found more."""
+    papers = [v for v in scored(views, score) if v.kind == "abstract"][:PAPERS_LISTED]
     if not papers:
         return []
     top = entry_score(papers[0], score)
@@ -369,11 +400,9 @@ def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[
     for view in papers:
         if lines and entry_score(view, score) < CLOSE * top:
             continue
-        sentence = best_sentence(view, score, CONTRIBUTION)
+        sentence = best_sentence(view, score, CONTRIBUTION, PREFERRED_FIT)
         if sentence is not None:
             lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
-        if len(lines) == 3:
-            break
     return lines
 
 
@@ -384,7 +413,7 @@ def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str
     if not views:
         return []
     top = views[0]
-    lead = best_sentence(top, score, CONTRIBUTION)
+    lead = best_sentence(top, score, CONTRIBUTION, PREFERRED_FIT)
     if lead is None:
         return []
     # the paper's own method sentences, even those that share no word with the question
@@ -524,11 +553,13 @@ def problem_answer(question: str, views: list[EntryView], score: Scores) -> list
     if not views:
         return [load_prompt("refusal")]
     top = views[0]
-    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None)
+    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None, PREFERRED_FIT)
     if lead is None:
         return [load_prompt("refusal")]
     lines = [cite(titled(top, lead), top.entry_id)]
     support = best_sentence(top, score)
+    if support is lead and top.kind == "abstract":  # the answering sentence led: then what the paper is
+        support = next((c for c in top.sentences if CONTRIBUTION.search(c.text)), None)
     if support is not None and support is not lead:
         lines.append(cite(support.text, top.entry_id))
     return lines + close_alternative(views, score)
@@ -553,7 +584,7 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     top, best = views[0], entry_score(views[0], score)
     for view in views[1:3]:
         if view.kind == top.kind and entry_score(view, score) >= CLOSE * best:
-            other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None)
+            other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None, PREFERRED_FIT)
             return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
     return []
 
