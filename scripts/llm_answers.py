@@ -143,11 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=30, help="answerable questions, spread over the file (0: all)")
     parser.add_argument("--split", help="only this split (calibration, test)")
     parser.add_argument("--models", default="extractive,local", help="comma-separated: extractive, local, openai:<m>")
+    parser.add_argument("--context-tokens", type=int, help="context budget (default: Settings, 1,800)")
+    parser.add_argument("--max-tokens", type=int, help="reply tokens asked (default: ASSISTANT_MAX_TOKENS, 800)")
     parser.add_argument("--out", type=Path, help="write every row and the summaries as JSON")
     args = parser.parse_args(argv)
 
     questions = answerable(args.questions, args.limit, args.split)
     base = Settings.from_env()
+    if args.context_tokens:
+        base = base.with_(context_tokens=args.context_tokens)
+    if args.max_tokens:
+        base = base.with_(max_tokens=args.max_tokens)
     summaries, detail = [], {}
     with tempfile.TemporaryDirectory() as logs:
         for name in args.models.split(","):

@@ -236,3 +236,22 @@ def test_the_ui_chat_endpoint_answers_through_the_real_model(settings):
     assert shown <= verified
     if not verified and not result["refused"]:
         assert UNVERIFIED in result["notes"]
+
+
+def test_the_gemma_format_keeps_the_rules_in_the_first_user_turn():
+    """llama-cpp-python's own `gemma` format drops system messages: the answer rules never reached the model."""
+    from assistant.answer.gemma_server import gemma_prompt
+
+    prompt = gemma_prompt(
+        [
+            {"role": "system", "content": "Cite every sentence."},
+            {"role": "user", "content": "What is a GPU?"},
+            {"role": "assistant", "content": "A processor [MLD-0472]."},
+            {"role": "user", "content": "And its caveat?"},
+        ]
+    )
+    assert prompt == (
+        "<start_of_turn>user\nCite every sentence.\n\nWhat is a GPU?<end_of_turn>\n"
+        "<start_of_turn>model\nA processor [MLD-0472].<end_of_turn>\n"
+        "<start_of_turn>user\nAnd its caveat?<end_of_turn>\n<start_of_turn>model\n"
+    )

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from assistant.answer.gemma_server import CHAT_FORMAT
 from assistant.errors import AssistantError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -31,7 +32,8 @@ DEFAULT_PORT = 8080
 # room for the prompt (Settings.context_tokens 1800 of context, the rules, the question) plus
 # Settings.max_tokens 800 of reply; llama.cpp's default of 2048 would cut the reply short
 CONTEXT_TOKENS = 4096
-CHAT_FORMAT = "gemma"
+# llama-cpp-python's server with a Gemma format that keeps the system message (see gemma_server)
+SERVER_MODULE = "assistant.answer.gemma_server"
 STARTUP_SECONDS = 120.0
 INSTALL_HINT = "run `make llm` (it installs the llm extra: pip install -e '.[llm]' with the Makefile's CMAKE_ARGS)"
 
@@ -83,7 +85,7 @@ def server_command(
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        SERVER_MODULE,
         "--model",
         str(model),
         "--chat_format",
