@@ -14,6 +14,7 @@ Each chat request consumes the next scripted item; an empty queue repeats `serve
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import socket
@@ -77,7 +78,8 @@ class KeepAlive:
 
 @dataclass(frozen=True)
 class Flood:
-    """Stream `chars` characters in deltas of `piece` characters, ignoring max_tokens."""
+    """Stream `chars` characters in deltas of `piece` characters, ignoring max_tokens (numbered
+    sentences: "GPU memory bandwidth matters. (1) ...")."""
 
     chars: int
     piece: int = 1000
@@ -318,7 +320,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(step, Trickle):
             pieces = deltas(step.text)
         else:
-            text = (step.word * (step.chars // len(step.word) + 1))[: step.chars]
+            # numbered, so the flood is one long reply, not a loop (which the reader would stop at once)
+            sentences = (f"{step.word.strip()} ({n}) " for n in itertools.count(1))
+            text = "".join(itertools.islice(sentences, step.chars // len(step.word) + 1))[: step.chars]
             pieces = [text[i : i + step.piece] for i in range(0, len(text), step.piece)]
         for number, piece in enumerate(pieces):
             if isinstance(step, Trickle) and number and self.fake._stopping.wait(step.every):

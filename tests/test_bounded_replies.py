@@ -158,3 +158,5 @@ def test_the_knowledge_and_answers_that_repeat_on_purpose_are_not_loops():
     assert not is_looping("- step one\n- step two\n- step three\n" + "| a | b |\n|---|---|\n| 1 | 2 |\n")
     assert is_looping("Question: What is a GPU? machine\n" * 3)
     assert is_looping("memory " * 24) and not is_looping("memory " * 23)
+    sentence = "A GPU is a processor designed for highly parallel workloads [MLD-0472]. "
+    assert is_looping(sentence * 5) and not is_looping(sentence * 4)

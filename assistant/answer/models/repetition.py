@@ -15,7 +15,7 @@ import re
 LINE_REPEATS = 3  # the same line (of at least MIN_LINE_CHARS) this many times
 MIN_LINE_CHARS = 12
 MIN_LOOP_WORDS = 24  # a run of words repeated back to back must cover at least this many words ...
-MIN_LOOP_REPEATS = 3  # ... in at least this many repeats
+MIN_LOOP_REPEATS = 5  # ... in at least this many repeats (an answer may say one sentence four times)
 MAX_PERIOD = 40  # words in the longest repeated run looked for
 TAIL_CHARS = 4000  # of the reply's end searched for a loop: room for MAX_PERIOD words x MIN_LOOP_REPEATS
 _WORD = re.compile(r"\S+")
