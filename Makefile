@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 LOCK   := requirements.lock
 
-.PHONY: run test lint bench soak eval index encoder lock clean
+.PHONY: run test lint bench soak eval index encoder llm lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,10 +26,23 @@ $(VENV)/.export: $(PY) pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev,export]'
 	touch $(VENV)/.runtime $(VENV)/.dev $@
 
+# llama-cpp-python (the `llm` extra) compiles llama.cpp: with the default native flags it may use
+# instructions this CPU lacks (it crashed on the first token on one AVX2 machine), so the flags are
+# portable ones. --no-binary and --no-cache-dir: a wheel built elsewhere with other flags is never reused.
+LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+                  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLM_HOST ?= 127.0.0.1
+LLM_PORT ?= 8080
+
+$(VENV)/.llm: $(PY) pyproject.toml $(LOCK)
+	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" $(PY) -m pip install --quiet -c $(LOCK) --no-cache-dir \
+	  --no-binary llama-cpp-python -e '.[llm]'
+	touch $@
+
 run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
 	$(VENV)/bin/assistant serve
 
-test: $(VENV)/.export        ## install with the dev and export extras and run the whole test suite
+test: $(VENV)/.export $(VENV)/.llm  ## install with the dev, export and llm extras and run the whole test suite
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n 2 --dist loadfile   # two workers; a file's tests share a worker and its fixtures
@@ -55,6 +68,9 @@ soak: $(VENV)/.runtime       ## 20 concurrent chat sessions against a local serv
 
 encoder: $(VENV)/.export     ## rebuild assistant/index/encoder_files from the MiniLM weights (ONNX int8, static)
 	$(PY) scripts/export_encoder.py
+
+llm: $(VENV)/.llm           ## a local OpenAI-compatible server with the shipped small model on 127.0.0.1:8080
+	$(PY) -m assistant.answer.local_server --host $(LLM_HOST) --port $(LLM_PORT)
 
 lock:                        ## re-pin every installed version (run after changing dependencies)
 	$(PY) -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' > $(LOCK)

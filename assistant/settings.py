@@ -17,6 +17,8 @@ RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 RERANKERS = ("learned", "maxsim", "off")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
+# the request field that bounds a reply's length on the server (assistant.answer.models.token_fields)
+TOKEN_PARAMS = ("auto", "max_tokens", "max_completion_tokens")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ class Settings:
     max_retries: int = 2
     answer_deadline: float = 90.0  # ... but a whole answer, retries included, ends within this
     max_tokens: int = 800  # reply tokens asked of the server; characters read are capped too
+    # how max_tokens is sent: OpenAI's API wants max_completion_tokens (its reasoning models reject
+    # max_tokens), while llama.cpp's Python server and others honour only max_tokens; "auto" sends
+    # max_completion_tokens to OpenAI and both names to any other server
+    token_param: str = "auto"
     # UI
     host: str = "127.0.0.1"
     port: int = 7860
@@ -79,6 +85,10 @@ class Settings:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
         if self.max_tokens < 1:
             raise SettingsError(f"ASSISTANT_MAX_TOKENS={self.max_tokens} must be at least 1 - give a token count")
+        if self.token_param not in TOKEN_PARAMS:
+            raise SettingsError(
+                f"ASSISTANT_TOKEN_PARAM={self.token_param!r} is not known - use one of {', '.join(TOKEN_PARAMS)}"
+            )
         if self.rerank not in RERANKERS:
             raise SettingsError(f"ASSISTANT_RERANK={self.rerank!r} is not known - use one of {', '.join(RERANKERS)}")
         if self.retrieval_mode not in RETRIEVAL_MODES:
@@ -127,6 +137,7 @@ class Settings:
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
             max_tokens=int(number("ASSISTANT_MAX_TOKENS", base.max_tokens, int)),
+            token_param=env.get("ASSISTANT_TOKEN_PARAM") or base.token_param,
             host=env.get("ASSISTANT_HOST") or base.host,
             port=int(number("ASSISTANT_PORT", base.port, int)),
             ui_auth=env.get("ASSISTANT_UI_AUTH") or None,

@@ -7,12 +7,14 @@ SSE parsing and dropped connections are exercised for real instead of mocked.
         server.script(Status(429, retry_after=1), Reply("Hello [MLD-0472]."))
         ...  # point Settings(openai_base_url=server.base_url) at it
         server.requests  # [(path, headers with lower-case names, json_body), ...]
+        server.token_params  # [{"max_tokens": 800, ...}, ...]: the length limits each chat request sent
 
 Each chat request consumes the next scripted item; an empty queue repeats `server.default`.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import socket
@@ -76,7 +78,8 @@ class KeepAlive:
 
 @dataclass(frozen=True)
 class Flood:
-    """Stream `chars` characters in deltas of `piece` characters, ignoring max_tokens."""
+    """Stream `chars` characters in deltas of `piece` characters, ignoring max_tokens (numbered
+    sentences: "GPU memory bandwidth matters. (1) ...")."""
 
     chars: int
     piece: int = 1000
@@ -102,7 +105,38 @@ class Raw:
     code: int = 200
 
 
-Step = Reply | Status | CutOff | Delay | Trickle | KeepAlive | Flood | Events | Raw
+@dataclass(frozen=True)
+class Loop:
+    """Stream `line` again and again, `times` times, whatever limit was asked: a small model stuck in
+    a loop ("Question: What is a GPU? machine", 198 lines of it)."""
+
+    line: str = "Question: What is a GPU? machine\n"
+    times: int = 500
+    every: float = 0.0  # seconds between repeats
+
+
+@dataclass(frozen=True)
+class Ramble:
+    """Stream a word per token, honouring only the length limits named in `honours`: without one of
+    them in the request, `tokens` words (llama.cpp's Python server ignores max_completion_tokens and
+    went on for 4,086). The words are numbered (`word1 word2 ...`), so the text never loops. Ends with
+    finish_reason "length", as a server stopped by a limit does."""
+
+    honours: tuple[str, ...] = ("max_tokens",)
+    tokens: int = 4086
+    word: str = "step"
+    every: float = 0.0  # seconds between words
+
+
+@dataclass(frozen=True)
+class RejectsMaxTokens:
+    """OpenAI's reasoning models: a request carrying `max_tokens` gets a 400; any other gets `then`."""
+
+    then: Step | None = None
+
+
+Step = Reply | Status | CutOff | Delay | Trickle | KeepAlive | Flood | Events | Raw | Loop | Ramble | RejectsMaxTokens
+LENGTH_LIMITS = ("max_tokens", "max_completion_tokens")
 
 ERROR_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
 
@@ -130,6 +164,13 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def token_params(self) -> list[dict[str, Any]]:
+        """The length limits each chat request carried, by name (an empty dict: none was sent)."""
+        with self._lock:
+            bodies = [body for path, _, body in self.requests if path.rstrip("/").endswith("/chat/completions")]
+        return [{name: body[name] for name in LENGTH_LIMITS if name in body} for body in bodies]
 
     def script(self, *steps: Step) -> None:
         with self._lock:
@@ -219,6 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(step.code, message, step.retry_after)
         elif isinstance(step, Raw):
             self._send(step.code, step.body.encode(), content_type=step.content_type)
+        elif isinstance(step, RejectsMaxTokens):
+            if "max_tokens" in body:
+                message = "Unsupported parameter: 'max_tokens' is not supported with this model."
+                self._error(400, f"{message} Use 'max_completion_tokens' instead.")
+            else:
+                self._play(step.then or self.fake.default, body)
+        elif isinstance(step, Loop | Ramble):
+            self._endless_stream(step, body)
         elif isinstance(step, Trickle | KeepAlive | Flood | Events):
             self._special_stream(step, body)
         elif body.get("stream"):
@@ -271,13 +320,33 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(step, Trickle):
             pieces = deltas(step.text)
         else:
-            text = (step.word * (step.chars // len(step.word) + 1))[: step.chars]
+            # numbered, so the flood is one long reply, not a loop (which the reader would stop at once)
+            sentences = (f"{step.word.strip()} ({n}) " for n in itertools.count(1))
+            text = "".join(itertools.islice(sentences, step.chars // len(step.word) + 1))[: step.chars]
             pieces = [text[i : i + step.piece] for i in range(0, len(text), step.piece)]
         for number, piece in enumerate(pieces):
             if isinstance(step, Trickle) and number and self.fake._stopping.wait(step.every):
                 return
             self._event(_envelope(body, chunk, {"delta": {"content": piece}}))
         self._event(_envelope(body, chunk, {"delta": {}, "finish_reason": "stop"}))
+        self._chunk(b"data: [DONE]\n\n")
+        self._chunk(b"")
+
+    def _endless_stream(self, step: Loop | Ramble, body: dict[str, Any]) -> None:
+        """A reply that ends only at a limit the step honours (or its own end), with finish_reason "length"."""
+        if isinstance(step, Loop):
+            pieces, every = [step.line] * step.times, step.every
+        else:
+            limits = [body[name] for name in step.honours if isinstance(body.get(name), int)]
+            pieces, every = [f"{step.word}{n} " for n in range(1, min([step.tokens, *limits]) + 1)], step.every
+        self._start_stream()
+        chunk = "chat.completion.chunk"
+        self._event(_envelope(body, chunk, {"delta": {"role": "assistant", "content": ""}}))
+        for number, piece in enumerate(pieces):
+            if number and every and self.fake._stopping.wait(every):
+                return
+            self._event(_envelope(body, chunk, {"delta": {"content": piece}}))
+        self._event(_envelope(body, chunk, {"delta": {}, "finish_reason": "length"}))
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
 

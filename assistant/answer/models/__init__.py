@@ -9,6 +9,8 @@ reading the label. Calls and failure messages are in `assistant.answer.models.ca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
@@ -38,6 +40,7 @@ __all__ = [
     "make_chat_model",
     "model_label",
     "stream_reply",
+    "token_fields",
 ]
 
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
@@ -73,7 +76,7 @@ def make_chat_model(settings: Settings) -> ChatModel:
             streaming=True,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,  # the one retry policy: see assistant.answer.models.calls
-            max_completion_tokens=settings.max_tokens,  # the server stops there; calls.py caps what is read too
+            **token_fields(settings),  # the server stops there; calls.py caps what is read too
             # the deadline and the character cap: hooks that let an abandoned reply be stopped
             http_client=http_client(Limits.from_settings(settings)),
             temperature=0,
@@ -86,6 +89,30 @@ def make_chat_model(settings: Settings) -> ChatModel:
 
         return ChatModel(ExtractiveChatModel(), name, model_label(settings))
     raise SettingsError(f"Unknown model {name!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
+
+
+# OpenAI's own endpoints: they take max_completion_tokens, and their reasoning models reject max_tokens
+OPENAI_HOSTS = ("api.openai.com", ".openai.azure.com")
+
+
+def token_fields(settings: Settings) -> dict[str, Any]:
+    """ChatOpenAI arguments that send the reply's token limit under the name the server honours.
+
+    ChatOpenAI sends its `max_completion_tokens`; OpenAI-compatible servers that predate that name
+    (llama.cpp's Python server among them) ignore it and generate to the context's end, so they get
+    `max_tokens` too, in the request body (ASSISTANT_TOKEN_PARAM, see Settings.token_param).
+    """
+    limit = settings.max_tokens
+    choice = settings.token_param
+    if choice == "auto":
+        host = (urlsplit(settings.openai_base_url).hostname or "") if settings.openai_base_url else "api.openai.com"
+        choice = "max_completion_tokens" if host.endswith(OPENAI_HOSTS) else "both"
+    fields: dict[str, Any] = {}
+    if choice in ("max_completion_tokens", "both"):
+        fields["max_completion_tokens"] = limit
+    if choice in ("max_tokens", "both"):
+        fields["extra_body"] = {"max_tokens": limit}
+    return fields
 
 
 def model_label(settings: Settings) -> str:

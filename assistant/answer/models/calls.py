@@ -12,10 +12,11 @@ per read, so a model sending keep-alives or a token a second would otherwise hol
 for minutes. The model is read by a worker thread; the caller waits on it only until the
 deadline, then abandons it and shuts the HTTP connection down, so the worker ends too. At most
 `max_chars` characters are read: past them the connection is closed and the reply is marked
-as cut. Every reply shape that is not a chat completion (malformed events, an empty reply, a
-stream ending without its finish marker, JSON or an HTML page where a stream was asked for)
-becomes one clear `ModelError` or a marked partial (`StreamCutOffError`), never an empty reply
-that would read as a refusal.
+as cut. A reply that falls into a loop (the same line or run of words again and again, see
+`repetition`) is closed as soon as the loop is seen, with a note. Every reply shape that is not
+a chat completion (malformed events, an empty reply, a stream ending without its finish marker,
+JSON or an HTML page where a stream was asked for) becomes one clear `ModelError` or a marked
+partial (`StreamCutOffError`), never an empty reply that would read as a refusal.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core import exceptions as lc
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 
+from assistant.answer.models.repetition import Repetition
 from assistant.errors import ModelError
 from assistant.redaction import redact, strip_userinfo
 
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 OFFLINE_HINT = "set ASSISTANT_MODEL=extractive"
 CUT_OFF_MESSAGE = "The model's reply was cut off half-way - ask again"
 ENDED_EARLY_MESSAGE = "The model's reply ended without its end marker, so it may be incomplete - ask again"
+REPEATING_NOTE = "The model's reply began repeating itself, so it was stopped there and the rest was not read."
 _CLIENT_MODULES = {"openai", "httpx", "httpx2", "httpcore", "httpcore2", "h11"}
 COMPLETE_SHARE = 1 / 3  # of the deadline, for a short `complete` call (rewriting a follow-up)
 
@@ -184,6 +187,7 @@ class _Piece:
 class _End:
     finish_reason: str | None
     capped: bool = False
+    repeating: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,9 +196,13 @@ class _Failed:
 
 
 def _pump(call: _Call, produce: Callable[[], Iterable[Any]], out: queue.SimpleQueue, max_chars: int) -> None:
-    """Worker thread: read the model's chunks into `out` until the end, the cap or abandonment."""
+    """Worker thread: read the model's chunks into `out` until the end, the cap, a loop or abandonment.
+
+    At the cap or a loop the stream is closed at once (below), which drops the HTTP connection: a
+    server that checks for that (llama.cpp's, vLLM, OpenAI) stops generating too."""
     _worker.call = call
     size, finish_reason = 0, None
+    loop = Repetition()
     chunks: Iterator[Any] | None = None
     try:
         chunks = iter(produce())
@@ -212,6 +220,9 @@ def _pump(call: _Call, produce: Callable[[], Iterable[Any]], out: queue.SimpleQu
                 return  # closing the stream (below) releases its HTTP response unread
             size += len(text)
             out.put(_Piece(text))
+            if loop.feed(text):
+                out.put(_End(finish_reason, repeating=True))
+                return
         out.put(_End(finish_reason))
     except BaseException as error:  # handed to the caller, who decides what it means
         if not isinstance(error, _Abandoned):
@@ -286,7 +297,9 @@ class ReplyStream(Iterator[str]):
         self.finish_reason = end.finish_reason
         if not text.strip():
             raise ModelError(redact(self._not_a_reply() or self._empty(), _api_key(self.model)))
-        if end.capped:
+        if end.repeating:
+            self.notes.append(REPEATING_NOTE)
+        elif end.capped:
             self.notes.append(
                 f"The model's reply passed {self.limits.max_chars:,} characters; it was cut there and the rest"
                 " was not read."
@@ -410,6 +423,11 @@ def _message(err: BaseException, model: BaseChatModel) -> str | None:
     ):
         body = getattr(err, "body", None)  # openai's parsed {"error": {...}} object
         detail = str(body.get("message") if isinstance(body, dict) else getattr(err, "message", err))
+        if "max_tokens" in detail or "max_completion_tokens" in detail:  # the server wants the other name
+            return (
+                f"{who} rejected the request ({status}: {_first_line(detail)}) - set ASSISTANT_TOKEN_PARAM"
+                " to the parameter it accepts (max_tokens or max_completion_tokens)"
+            )
         return f"{who} rejected the request ({status}: {_first_line(detail)}) - check ASSISTANT_MODEL"
     if isinstance(status, int):
         return f"{who} returned an error ({status}) - check the server's log, or {OFFLINE_HINT}"
