@@ -143,7 +143,12 @@ def test_an_interrupted_run_resumes_where_it_stopped(
 def test_entries_the_model_gave_nothing_for_are_named(
     wiki_env: Path, server: Describer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.script(Reply("I am sorry, I cannot help with that."))
+    # a refusal, and a copy of the prompt's own example line (what a small base model does)
+    server.script(
+        Reply(
+            "I am sorry, I cannot help with that.\n1| how do I stop a job from starting on a machine before I repair it"
+        )
+    )
     code, out, err = run(capsys, "describe", "--batch", "12")
     assert code == 0
     assert "described 0 entries (0 already described, 12 without a usable reply)" in out

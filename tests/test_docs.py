@@ -64,7 +64,7 @@ EXERCISED: dict[str, tuple[str, str | None]] = {
     "python scripts/calibrate_refusal.py": ("by hand: needs the mlsys index (minutes to build)", None),
     "python scripts/cold_start.py": ("by hand: a measurement of fresh processes, printed, never asserted", None),
     "python -m assistant.bench.encoders": ("by hand: part of the full assistant bench (minutes)", None),
-    "python scripts/descriptions_effect.py": ("by hand: indexes the knowledge twice and runs whole question sets", None),
+    "python scripts/descriptions_effect.py": ("by hand: indexes twice, runs whole question sets", None),
 }
 PENDING = {"tests/test_describe.py", "tests/test_real_llm.py"}  # features being built
 PENDING_PAGES = {"docs/local-model.md"}  # a page being written with its feature

@@ -107,8 +107,9 @@ def batch_prompt(batch: list[Entry]) -> str:
     return render("describe", per_entry=PER_ENTRY, entries="\n\n".join(blocks))
 
 
-def parse_reply(reply: str, batch: list[Entry]) -> dict[str, list[str]]:
-    """Descriptions by entry id from `n| text` lines; ones naming the entry's title, too short or too long dropped."""
+def parse_reply(reply: str, batch: list[Entry], prompt: str = "") -> dict[str, list[str]]:
+    """Descriptions by entry id from `n| text` lines; ones naming the entry's title, too short or too long
+    dropped, and ones the prompt itself holds (a small base model copies the example or the entry)."""
     found: dict[str, list[str]] = {entry.id: [] for entry in batch}
     for line in reply.splitlines():
         match = REPLY_LINE.match(line)
@@ -118,6 +119,8 @@ def parse_reply(reply: str, batch: list[Entry]) -> dict[str, list[str]]:
         text = " ".join(match.group(2).strip(" \"'").split())
         title = re.sub(r"\s*\([^)]*\)", "", entry.title.split(" › ")[-1]).strip().lower()
         if len(text.split()) < MIN_WORDS or len(text) > MAX_CHARS or (title and title in text.lower()):
+            continue
+        if text.lower() in prompt.lower():
             continue
         if text not in found[entry.id]:
             found[entry.id].append(text)
@@ -161,7 +164,7 @@ def describe(
             report.prompt_tokens += count_tokens(prompt)
             report.reply_tokens += count_tokens(reply)
             for entry in batch:
-                texts = parse_reply(reply, batch)[entry.id]
+                texts = parse_reply(reply, batch, prompt)[entry.id]
                 if not texts:
                     report.failed.append(entry.id)  # type: ignore[union-attr]
                     continue
