@@ -231,7 +231,7 @@ def cmd_describe(args: argparse.Namespace, settings: Settings) -> int:
     report = describe(
         followed_knowledge(settings), args.out, batch_size=args.batch, limit=args.limit, on_batch=progress
     )
-    for entry_id in (report.failed or [])[:MAX_LISTED]:
+    for entry_id in report.failed[:MAX_LISTED]:
         print(terminal_text(f"no usable description for {entry_id}"), file=sys.stderr)
     print(terminal_text(report.summary()))
     return 0

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.answer.models.calls import complete, limits_of
@@ -42,13 +42,13 @@ MIN_WORDS, MAX_CHARS = 3, 300
 class DescribeReport:
     described: int = 0  # entries that got descriptions in this run
     current: int = 0  # entries whose descriptions already fit their text
-    failed: list[str] | None = None  # entry ids the model gave nothing usable for
+    failed: list[str] = field(default_factory=list)  # entry ids the model gave nothing usable for
     prompt_tokens: int = 0
     reply_tokens: int = 0
     out: str = ""
 
     def summary(self) -> str:
-        failed = len(self.failed or [])
+        failed = len(self.failed)
         return (
             f"described {self.described} entries ({self.current} already described, {failed} without a usable "
             f"reply) into {self.out}; cost: {self.prompt_tokens:,} prompt + {self.reply_tokens:,} reply tokens "
@@ -148,7 +148,7 @@ def describe(
     todo, current = to_describe(corpus.entries, out)
     if limit is not None:
         todo = todo[:limit]
-    report = DescribeReport(current=current, failed=[], out=out.as_posix())
+    report = DescribeReport(current=current, out=out.as_posix())
     chat = make_chat_model(settings)
     # a batch's reply is a whole answer's worth of work: the full answer deadline, not a rewrite's third
     limits = replace(limits_of(chat.model), deadline=settings.answer_deadline * 3)
@@ -166,7 +166,7 @@ def describe(
             for entry in batch:
                 texts = parse_reply(reply, batch, prompt)[entry.id]
                 if not texts:
-                    report.failed.append(entry.id)  # type: ignore[union-attr]
+                    report.failed.append(entry.id)
                     continue
                 record = {"id": entry.id, "asked_as": texts, "for": text_digest(entry)}
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
