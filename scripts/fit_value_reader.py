@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +28,10 @@ if str(ROOT) not in sys.path:
 from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
 from assistant.question.intents import asking_part  # noqa: E402
-from assistant.question.value_reader import KINDS, WEIGHTS, design, features, probabilities  # noqa: E402
+from assistant.question.value_reader import KINDS, WEIGHTS, design, fit_classes, probabilities  # noqa: E402
 
 QUESTIONS = ROOT / "knowledge" / "questions"
 CALIBRATION = [("realistic.jsonl", "calibration"), ("realistic-dev.jsonl", None), ("realistic-dev2.jsonl", None)]
-MIN_COUNT = 2  # a word or pair seen once in training is noise
-L2, EPOCHS, STEP = 1e-4, 1500, 4.0
 
 
 def examples() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -52,22 +49,7 @@ def examples() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
 
 def fit(rows: list[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    texts = [asking_part(q) for q, _ in rows]
-    counts = Counter(f for t in texts for f in set(features(t)))
-    vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
-    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
-    labels = np.array([KINDS.index(k) for _, k in rows])
-    targets = np.eye(len(KINDS), dtype=np.float32)[labels]
-    per_class = np.bincount(labels, minlength=len(KINDS)).astype(np.float32)
-    sample = (len(labels) / (len(KINDS) * np.maximum(per_class, 1)))[labels][:, None]
-    sample = (sample / sample.mean()).astype(np.float32)
-    weights = np.zeros((inputs.shape[1], len(KINDS)), np.float32)
-    bias = np.zeros(len(KINDS), np.float32)
-    for _ in range(EPOCHS):
-        gradient = (probabilities(inputs, weights, bias) - targets) * sample / len(labels)
-        weights -= STEP * (inputs.T @ gradient + L2 * weights)
-        bias -= STEP * gradient.sum(axis=0)
-    return vocabulary, weights, bias
+    return fit_classes([asking_part(q) for q, _ in rows], [kind for _, kind in rows], KINDS)
 
 
 def predict(model: tuple[list[str], np.ndarray, np.ndarray], questions: list[str]) -> np.ndarray:

@@ -163,8 +163,9 @@ def describe(
             reply = complete(chat.model, [("human", prompt)], limits=limits)  # one message: small models follow it
             report.prompt_tokens += count_tokens(prompt)
             report.reply_tokens += count_tokens(reply)
+            described = parse_reply(reply, batch, prompt)
             for entry in batch:
-                texts = parse_reply(reply, batch, prompt)[entry.id]
+                texts = described[entry.id]
                 if not texts:
                     report.failed.append(entry.id)
                     continue

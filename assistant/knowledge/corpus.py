@@ -158,8 +158,10 @@ def walk_files(root: Path, corpus: Corpus) -> list[Path]:
         ignore = ignore_rules(here, root)
         for name in names:
             path = here / name
-            if name.startswith(".") or ignore.matches(path):
-                corpus.ignored += 0 if name.startswith(".") else 1
+            if name.startswith("."):
+                continue
+            if ignore.matches(path):
+                corpus.ignored += 1
                 continue
             odd = not_regular(path)
             if odd:
@@ -210,8 +212,14 @@ def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[tupl
 
 
 def read_bytes(path: Path, corpus: Corpus, limit: int) -> bytes | None:
-    """At most `limit` bytes of a file, or None with a problem when it is larger (read with a bound, so a
-    file that grows or never ends cannot hold the sync)."""
+    """The bytes of a file, or None with a problem when it is larger than `limit`: by its size, else by
+    a bounded read (a file that grows, or whose size says 0 and never ends, cannot hold the sync)."""
+    size = path.stat().st_size
+    if size > limit:
+        corpus.problems.append(
+            Problem(display_path(path), 0, f"file is {size:,} bytes; a file may be at most {limit:,} bytes")
+        )
+        return None
     with path.open("rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
@@ -225,10 +233,6 @@ def read_bytes(path: Path, corpus: Corpus, limit: int) -> bytes | None:
 def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | None:
     """UTF-8 text of a file, or None with a problem for binary, oversized or non-UTF-8 files."""
     shown = display_path(path)
-    size = path.stat().st_size
-    if limit is not None and size > limit:
-        corpus.problems.append(Problem(shown, 0, f"file is {size:,} bytes; a file may be at most {limit:,} bytes"))
-        return None
     data = read_bytes(path, corpus, limit if limit is not None else MAX_DOCUMENT_BYTES)
     if data is None:
         return None
@@ -288,13 +292,13 @@ def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = Non
     if text is None:
         return
     first = text.split("\n", 1)[0].strip()
-    page = is_concept_page(first) or RELATED_HEADER.match(first)
-    size = len(text.encode("utf-8"))
-    if page and size > MAX_PAGE_BYTES:
-        corpus.problems.append(
-            Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {MAX_PAGE_BYTES:,} bytes")
-        )
-        return
+    if is_concept_page(first) or RELATED_HEADER.match(first):
+        size = len(text.encode("utf-8"))
+        if size > MAX_PAGE_BYTES:
+            corpus.problems.append(
+                Problem(shown, 0, f"file is {size:,} bytes; a page may be at most {MAX_PAGE_BYTES:,} bytes")
+            )
+            return
     if is_concept_page(first):
         entry = parse_concept_page(text, shown)
         if isinstance(entry, Problem):

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from assistant.knowledge.documents import SEPARATOR, Document, Section
 
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
-SKIPPED = {"script", "style", "template", "noscript", "svg", "head"}
+SKIPPED = {"script", "style", "template", "noscript", "svg"}
 BLOCKS = {"p", "div", "li", "tr", "br", "pre", "blockquote", "section", "article", "dd", "dt", "table", "ul", "ol"}
 
 
@@ -31,8 +31,6 @@ class _SectionParser(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in SKIPPED:
             self.skipping += 1
-            if tag == "head":
-                self.skipping -= 1  # the head holds the title: only its scripts and styles are skipped
         elif tag == "title":
             self.in_title = True
         elif tag in HEADINGS and self.skipping == 0:
@@ -46,7 +44,7 @@ class _SectionParser(HTMLParser):
             self.body.append("")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in SKIPPED and tag != "head":
+        if tag in SKIPPED:
             self.skipping = max(0, self.skipping - 1)
         elif tag == "title":
             self.in_title = False

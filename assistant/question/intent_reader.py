@@ -20,19 +20,16 @@ Refit with `python -m assistant.question.intent_reader` (the same files give the
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from assistant.question.value_reader import design, features, probabilities
+from assistant.question.value_reader import design, fit_classes, probabilities
 
 WEIGHTS = Path(__file__).resolve().parent / "intent_reader.npz"
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
 TRAINING = (("realistic.jsonl", "calibration"), *((f"realistic-dev{n}.jsonl", None) for n in ("", 2, 3, 4)))
-MIN_COUNT = 2  # a word or pair seen once in training is noise
-L2, EPOCHS, STEP = 1e-4, 1500, 4.0
 
 _lock = threading.Lock()
 _loaded: tuple[dict[str, int], np.ndarray, np.ndarray] | None = None
@@ -63,24 +60,8 @@ def read(asking: str) -> tuple[str, float]:
 
 
 def fit(rows: list[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Vocabulary, weights and bias fitted on (asking sentences, intent) pairs; classes weighted to
-    balance, full-batch gradient descent from zeros (as `scripts/fit_value_reader.py`)."""
-    texts = [text for text, _ in rows]
-    counts = Counter(f for t in texts for f in set(features(t)))
-    vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
-    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
-    labels = np.array([INTENTS.index(k) for _, k in rows])
-    targets = np.eye(len(INTENTS), dtype=np.float32)[labels]
-    per_class = np.bincount(labels, minlength=len(INTENTS)).astype(np.float32)
-    sample = (len(labels) / (len(INTENTS) * np.maximum(per_class, 1)))[labels][:, None]
-    sample = (sample / sample.mean()).astype(np.float32)
-    weights = np.zeros((inputs.shape[1], len(INTENTS)), np.float32)
-    bias = np.zeros(len(INTENTS), np.float32)
-    for _ in range(EPOCHS):
-        gradient = (probabilities(inputs, weights, bias) - targets) * sample / len(labels)
-        weights -= STEP * (inputs.T @ gradient + L2 * weights)
-        bias -= STEP * gradient.sum(axis=0)
-    return vocabulary, weights, bias
+    """Vocabulary, weights and bias fitted on (asking sentences, intent) pairs, as the value reader is."""
+    return fit_classes([text for text, _ in rows], [intent for _, intent in rows], INTENTS)
 
 
 def training_rows(folder: Path) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +70,33 @@ def probabilities(inputs: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> 
     logits -= logits.max(axis=1, keepdims=True)
     exp = np.exp(logits)
     return exp / exp.sum(axis=1, keepdims=True)
+
+
+MIN_COUNT = 2  # a word or pair seen once in training is noise
+L2, EPOCHS, STEP = 1e-4, 1500, 4.0
+
+
+def fit_classes(
+    texts: list[str], labels: list[str], classes: tuple[str, ...]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Vocabulary, weights and bias of a reader over `design`'s two views, fitted on (text, label) pairs:
+    classes weighted to balance, full-batch gradient descent from zeros, so the same rows give the same
+    weights. The value reader (`scripts/fit_value_reader.py`) and the intent reader are fitted by it."""
+    counts = Counter(f for t in texts for f in set(features(t)))
+    vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
+    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
+    indices = np.array([classes.index(label) for label in labels])
+    targets = np.eye(len(classes), dtype=np.float32)[indices]
+    per_class = np.bincount(indices, minlength=len(classes)).astype(np.float32)
+    sample = (len(indices) / (len(classes) * np.maximum(per_class, 1)))[indices][:, None]
+    sample = (sample / sample.mean()).astype(np.float32)
+    weights = np.zeros((inputs.shape[1], len(classes)), np.float32)
+    bias = np.zeros(len(classes), np.float32)
+    for _ in range(EPOCHS):
+        gradient = (probabilities(inputs, weights, bias) - targets) * sample / len(indices)
+        weights -= STEP * (inputs.T @ gradient + L2 * weights)
+        bias -= STEP * gradient.sum(axis=0)
+    return vocabulary, weights, bias
 
 
 class ValueReader:
