@@ -31,6 +31,14 @@ class Settings:
     model: str = "auto"
     embeddings: str = "local"
     chroma_url: str | None = field(default=None, repr=False)  # URLs may carry user:password
+    # with a Chroma server: how often a replica looks for a newer committed generation, how long a sync's
+    # lease lasts unless renewed, and whether starting syncs the knowledge (`serve --no-sync`: read only)
+    refresh_seconds: float = 5.0
+    lease_seconds: float = 60.0
+    sync_at_start: bool = True
+    # seconds a sync waits after writing a new generation, before committing it: only for tests that kill
+    # a sync at that point (ASSISTANT_COMMIT_PAUSE)
+    commit_pause: float = 0.0
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = field(default=None, repr=False)
     # chunking
@@ -91,6 +99,12 @@ class Settings:
             )
         if self.rerank not in RERANKERS:
             raise SettingsError(f"ASSISTANT_RERANK={self.rerank!r} is not known - use one of {', '.join(RERANKERS)}")
+        if not self.refresh_seconds > 0:
+            raise SettingsError(f"ASSISTANT_REFRESH_SECONDS={self.refresh_seconds:g} must be above 0 - give seconds")
+        if not self.lease_seconds >= 2:
+            raise SettingsError(f"ASSISTANT_LEASE_SECONDS={self.lease_seconds:g} must be at least 2 - give seconds")
+        if self.commit_pause < 0:
+            raise SettingsError(f"ASSISTANT_COMMIT_PAUSE={self.commit_pause:g} must be 0 or more - give seconds")
         if self.retrieval_mode not in RETRIEVAL_MODES:
             raise SettingsError(
                 f"ASSISTANT_RETRIEVAL={self.retrieval_mode!r} is not known - use one of {', '.join(RETRIEVAL_MODES)}"
@@ -128,6 +142,10 @@ class Settings:
             model=env.get("ASSISTANT_MODEL") or base.model,
             embeddings=env.get("ASSISTANT_EMBEDDINGS") or base.embeddings,
             chroma_url=env.get("ASSISTANT_CHROMA_URL") or None,
+            refresh_seconds=number("ASSISTANT_REFRESH_SECONDS", base.refresh_seconds),
+            lease_seconds=number("ASSISTANT_LEASE_SECONDS", base.lease_seconds),
+            sync_at_start=switch("ASSISTANT_SYNC", base.sync_at_start),
+            commit_pause=number("ASSISTANT_COMMIT_PAUSE", base.commit_pause),
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,

@@ -50,9 +50,11 @@ from assistant.index.embeddings import (
     shipped_encoder,
 )
 from assistant.index.freshness import as_now, fingerprints, knowledge_names, stale_reason
-from assistant.index.lock import SyncLock
+from assistant.index.lease import Lease
+from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
 from assistant.index.read_copy import copy_to_temporary, is_read_only, space_needed
+from assistant.index.server_store import ServerStore, cached_lexical
 from assistant.index.serving import check_not_served_otherwise
 from assistant.index.store import REBUILD, Store, StoredEntry, lexical_index, vector_id
 from assistant.index.writer import BackgroundWriter, WriteStalled, is_disk_full
@@ -147,10 +149,10 @@ class Index:
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         offline_environment()
         self.settings = settings
-        self.store = Store(Path(settings.home) / "index")
         self._embedder = embedder
         self._collection: Any = None
         self._chroma_client: Any = None
+        self.store = self._open_store()
         self._lock = threading.Lock()
         self.chunker = Chunker(
             settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name)
@@ -166,6 +168,17 @@ class Index:
         self.reload()
 
     # --- state -----------------------------------------------------------------------
+
+    def _open_store(self) -> Store | ServerStore:
+        """The committed state: files under the home, or with a Chroma server, records in it (`server_store`)."""
+        root = Path(self.settings.home) / "index"
+        if not self.settings.chroma_url:
+            return Store(root)
+        store = ServerStore(
+            root, self._client, self._chroma, f"the Chroma server at {strip_userinfo(self.settings.chroma_url)}"
+        )
+        store.commit_pause = self.settings.commit_pause
+        return store
 
     @property
     def embedder_name(self) -> str:
@@ -507,7 +520,10 @@ class Index:
         """
         roots = list(paths) if paths is not None else list(self.settings.knowledge)
         check_not_served_otherwise(Path(self.settings.home), roots)  # one home, one knowledge
-        lock = SyncLock(self.store.root, self.lock_wait)
+        lock: SyncLock | Lease = SyncLock(self.store.root, self.lock_wait)
+        if isinstance(self.store, ServerStore):  # one writer per server, whichever machine it runs on
+            wait = DEFAULT_WAIT if self.lock_wait is None else self.lock_wait
+            lock = Lease(self.store, self.settings.lease_seconds, wait)
         try:
             lock.__enter__()
         except OSError as error:  # a read-only, missing or full home
@@ -825,6 +841,9 @@ class Index:
 
     def _lexical_index(self) -> Any:
         with self._lock:
+            if self._lexical is None and self._rows and isinstance(self.store, ServerStore):
+                # derived from the server's records, cached in this home by commit
+                self._lexical = cached_lexical(self.store.lexical_dir(self.generation), [c.text for c in self._rows])
             if self._lexical is None and self._rows:
                 import bm25s
 
@@ -844,6 +863,33 @@ class Index:
                     if self._rows:
                         self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
             return self._lexical
+
+    def committed(self) -> tuple[int, str | None] | None:
+        """The committed generation and its commit token as the store says now (None when it cannot say)."""
+        try:
+            manifest = self.store.manifest() or {}
+        except AssistantError:
+            return None
+        return int(manifest.get("generation", 0)), manifest.get("commit")
+
+    @property
+    def loaded(self) -> tuple[int, str | None]:
+        """The generation this Index answers from, and its commit token (a server's; None for files)."""
+        commits = self.store.commits if isinstance(self.store, ServerStore) else {}
+        return self.generation, commits.get(self.generation)
+
+    def successor(self) -> Index:
+        """A new Index over the same settings, encoder and Chroma client, loaded from the committed
+        generation: a replica builds it beside this one and swaps (this one keeps answering meanwhile)."""
+        fresh = Index.__new__(Index)
+        fresh.__dict__.update(self.__dict__)
+        fresh._lock = threading.Lock()
+        fresh._chroma_client, fresh._collection = None, None  # its own connection: a failure here closes only that
+        fresh.store = fresh._open_store()
+        fresh.reload()
+        if fresh._rows and fresh.mismatch is None:
+            fresh._lexical_index()  # built (or read from the cache) here, off the request path
+        return fresh
 
     def _committed_generation(self) -> int | None:
         try:
