@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from assistant.answer.followups import History
 from assistant.errors import AssistantError, IndexUnavailableError, SettingsError
 from assistant.index.chroma_index import Index, RemovalRefused, SyncReport, is_disk_full
 from assistant.index.embeddings import Embedder
+from assistant.index.follow import CommitFollower
 from assistant.index.freshness import followed_knowledge, knowledge_names, knowledge_problem
 from assistant.index.lock import IndexBusyError
 from assistant.index.read_copy import is_read_only
@@ -46,13 +48,20 @@ class Assistant:
         model: BaseChatModel | ChatModel | None = None,
         auto_index: bool = True,
     ) -> None:
-        self.settings = followed_knowledge(settings or Settings.from_env())
-        self._index = Index(self.settings, embedder)
+        settings = settings or Settings.from_env()
+        if settings.chroma_url:  # the knowledge followed is the one the server's manifest names
+            self._index = Index(settings, embedder)
+            self.settings = followed_knowledge(settings, self._index.manifest_or_none())
+            self._index.settings = self.settings
+        else:
+            self.settings = followed_knowledge(settings)
+            self._index = Index(self.settings, embedder)
         self._model = model
         self._chat_model: ChatModel | None = None
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
-        if auto_index:
+        self._follower: CommitFollower | None = None
+        if auto_index and self.settings.sync_at_start:
             self.sync_knowledge()
 
     # --- knowledge -------------------------------------------------------------------
@@ -125,6 +134,58 @@ class Assistant:
         self._chain = self.chain  # builds the chat model (and imports LangChain)
         if not self._index.is_empty and self._index.mismatch is None:
             self._retriever.retrieve("loading", k=1)
+
+    def refresh(self) -> bool:
+        """Switch to a newer committed generation, when there is one; True when it switched.
+
+        The new generation is loaded beside the one answering (its entries, its lexical index, the
+        retriever's name tables) and then swapped in: a question already being answered finishes on
+        the generation it started with. A store that cannot say (a server gone) keeps what is loaded.
+        """
+        current = self._index
+        committed = current.committed()
+        if committed is None or committed == current.loaded or not committed[0]:
+            return False  # unreadable, unchanged, or emptied (a rebuild under way): keep answering
+        started = time.perf_counter()
+        fresh = current.successor()
+        if fresh.mismatch is not None:
+            log.warning(
+                "Generation %d cannot be used (%s); answering from generation %d",
+                committed[0],
+                fresh.mismatch,
+                current.generation,
+            )
+            return False
+        retriever = Retriever(fresh, self.settings.retrieval_mode)
+        if not fresh.is_empty:
+            retriever.retrieve("loading", k=1)  # builds what the first question would wait for
+        chain = None
+        if self._chain is not None:
+            from assistant.answer.chain import AnswerChain
+
+            chain = AnswerChain(self.settings, fresh, retriever, self.chat_model)
+        self._index, self._retriever, self._chain = fresh, retriever, chain
+        log.info(
+            "Switched from generation %d to %d (%d entries, %d chunks) in %.1f s",
+            current.generation,
+            fresh.generation,
+            len(fresh.entries),
+            len(fresh.chunks),
+            time.perf_counter() - started,
+        )
+        return True
+
+    def follow_commits(self, seconds: float | None = None) -> CommitFollower:
+        """Look for a newer committed generation every `seconds` (default `settings.refresh_seconds`) on a
+        thread of its own, and switch to it (`refresh`); what replicas on a Chroma server run."""
+        if self._follower is None:
+            self._follower = CommitFollower(self.refresh, seconds or self.settings.refresh_seconds)
+        return self._follower
+
+    def stop_following(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
+            self._follower = None
 
     @property
     def retriever(self) -> Retriever:

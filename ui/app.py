@@ -190,9 +190,13 @@ def serve(
         raise SettingsError(port_in_use(host, port)) from error
     if mark_serving(settings.home, settings.knowledge) is None:
         log.info("The home %s cannot be written: no serving marker (a sync there cannot run either)", settings.home)
+    if settings.chroma_url:  # other machines commit to the server: follow them
+        bot.follow_commits()
+        log.info("Following the commits on the Chroma server every %g s", bot.settings.refresh_seconds)
     close = app.close
 
     def close_and_unmark() -> None:
+        bot.stop_following()
         unmark_serving(settings.home)
         close()
 

@@ -105,9 +105,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("chat", "a conversation in the terminal", "An empty line or Ctrl-D quits.")
     p.add_argument("--model", help=MODEL_HELP)
 
-    p = command("serve", "serve the chat UI in the browser")
+    p = command(
+        "serve",
+        "serve the chat UI in the browser",
+        "With ASSISTANT_CHROMA_URL it follows what other machines commit to the server (every "
+        "ASSISTANT_REFRESH_SECONDS).",
+    )
     p.add_argument("--host", help="address to listen on (default 127.0.0.1, or ASSISTANT_HOST)")
     p.add_argument("--port", type=int, help="TCP port (default 7860, or ASSISTANT_PORT)")
+    p.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="only read the index, never sync it at start (a replica; or ASSISTANT_SYNC=off): "
+        "`assistant index` is the job that writes",
+    )
 
     p = command(
         "eval",
@@ -290,7 +301,7 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ui.app import serve
 
-    serve(settings, args.host, args.port)
+    serve(settings.with_(sync_at_start=False) if args.no_sync else settings, args.host, args.port)
     return 0
 
 

@@ -239,6 +239,13 @@ class Index:
             paths = ":".join(p.as_posix() for p in self.settings.knowledge)
             raise EmptyIndexError(f"The index is empty - run: assistant index {paths.replace(':', ' ')}")
 
+    def manifest_or_none(self) -> dict[str, Any] | None:
+        """The committed manifest, or None when there is none or it cannot be read (the error is kept)."""
+        try:
+            return self.store.manifest()
+        except AssistantError:
+            return None
+
     def manifest_summary(self) -> dict[str, Any]:
         """What the committed manifest says about the index (knowledge, entries, chunks, updated).
 

@@ -116,19 +116,21 @@ def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> 
     return f"{gone[0]} was removed" if gone else None
 
 
-def followed_knowledge(settings: Settings) -> Settings:
+def followed_knowledge(settings: Settings, manifest: dict[str, Any] | None = None) -> Settings:
     """The settings with the knowledge this home follows, when ASSISTANT_KNOWLEDGE does not name one.
 
     `assistant index PATH` builds the index from PATH and the manifest records it; later `ask`,
     `chat` and `serve` without ASSISTANT_KNOWLEDGE follow that, instead of syncing the index back to
-    the default knowledge. A home without a committed index keeps the default.
+    the default knowledge. A home without a committed index keeps the default. With a Chroma server the
+    caller passes the server's `manifest`.
     """
     if not settings.follows_home:
         return settings
-    try:
-        manifest = Store(Path(settings.home) / "index").manifest()
-    except AssistantError:  # a damaged manifest: the Index says so when it opens
-        return settings
+    if manifest is None and not settings.chroma_url:  # a server's manifest is read by the Index
+        try:
+            manifest = Store(Path(settings.home) / "index").manifest()
+        except AssistantError:  # a damaged manifest: the Index says so when it opens
+            return settings
     held = (manifest or {}).get("knowledge")
     if not manifest or not isinstance(held, list) or not held:
         return settings
