@@ -44,6 +44,15 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20, 1)
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (VmRSS), in MiB; 0 where /proc is missing."""
+    try:
+        match = re.search(r"^VmRSS:\s+(\d+)\s+kB", Path("/proc/self/status").read_text(), re.M)
+    except OSError:
+        return 0.0
+    return round(int(match.group(1)) / 1024, 1) if match else 0.0
+
+
 def profile_text(call: Callable[[], Any], top: int = 25, sort: str = "cumulative") -> str:
     """Run `call` under cProfile; the top `top` lines, with long paths shortened."""
     profiler = cProfile.Profile()

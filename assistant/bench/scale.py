@@ -131,8 +131,11 @@ class NoEncoder:
         raise RuntimeError("the scale builder writes synthetic vectors; nothing is encoded")
 
 
-def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: int) -> dict[str, Any]:
-    """Add generated entries to the index under `home` until it holds `target` chunks."""
+def grow(
+    home: Path, knowledge: list[Path], embeddings: str, target: int, seed: int, chroma_url: str | None = None
+) -> dict[str, Any]:
+    """Add generated entries to the index under `home` (or on the Chroma server at `chroma_url`) until it
+    holds `target` chunks."""
     import numpy as np
 
     from assistant.index.chroma_index import Index
@@ -140,7 +143,7 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     from assistant.settings import Settings
 
     started = time.perf_counter()
-    settings = Settings(home=home, knowledge=tuple(knowledge), embeddings=embeddings)
+    settings = Settings(home=home, knowledge=tuple(knowledge), embeddings=embeddings, chroma_url=chroma_url)
     index = Index(settings, embedder=NoEncoder(embedder_name(embeddings)))
     index.require_entries()
     have = len(index.chunks)
@@ -197,12 +200,17 @@ def grow(home: Path, knowledge: list[Path], embeddings: str, target: int, seed: 
     }
 
 
-def search_latency(home: Path, knowledge: list[Path], embeddings: str, questions: list[str], warm: int) -> dict:
-    """search() p50/p95 on the index under `home`, after loading the model and a warm-up."""
+def search_latency(
+    home: Path, knowledge: list[Path], embeddings: str, questions: list[str], warm: int, chroma_url: str | None = None
+) -> dict:
+    """search() p50/p95 on the index under `home` (or a replica's of the server at `chroma_url`), after
+    loading the model and a warm-up."""
     from assistant.assistant import Assistant
     from assistant.settings import Settings
 
-    settings = Settings(home=home, knowledge=tuple(knowledge), embeddings=embeddings, model="extractive")
+    settings = Settings(
+        home=home, knowledge=tuple(knowledge), embeddings=embeddings, model="extractive", chroma_url=chroma_url
+    )
     t0 = time.perf_counter()
     bot = Assistant(settings, auto_index=False)
     open_s = time.perf_counter() - t0
@@ -253,12 +261,13 @@ def profile_searches(bot: Any, questions: list[str], top: int = 25) -> str:
 def main(argv: list[str]) -> int:
     config = json.loads(argv[0])
     home, knowledge = Path(config["home"]), [Path(p) for p in config["knowledge"]]
+    url = config.get("chroma_url")
     if config["action"] == "grow":
-        result = grow(home, knowledge, config["embeddings"], int(config["target"]), int(config.get("seed", 0)))
+        result = grow(home, knowledge, config["embeddings"], int(config["target"]), int(config.get("seed", 0)), url)
         result["disk_bytes"] = disk_bytes(home / "index")
         result["chroma_bytes"] = disk_bytes(home / "index" / "chroma")
     else:
-        result = search_latency(home, knowledge, config["embeddings"], config["questions"], int(config["warm"]))
+        result = search_latency(home, knowledge, config["embeddings"], config["questions"], int(config["warm"]), url)
     result["peak_rss_mb"] = peak_rss_mb()
     print(RESULT + json.dumps(result), flush=True)
     return 0
