@@ -108,14 +108,20 @@ class Lease:
                 log.info("Could not renew the sync lease (%s)", type(error).__name__)
 
     def confirm(self) -> None:
-        """Before the commit: the lease is still ours and has time left, else LostLeaseError (nothing is committed)."""
-        current = self.store.read(LEASE)
-        if self.lost is None and (current or {}).get("token") == self.token and not expired(current or {}, margin=1.0):
+        """Before the commit: the lease is still ours and unexpired (extended when it is near its end), else
+        LostLeaseError and nothing is committed."""
+        current = self.store.read(LEASE) or {}
+        if self.lost is None and current.get("token") == self.token and not expired(current):
+            if expired(current, margin=self.seconds / 2):
+                self._write()  # the commit is one write away: no renewal should be due during it
             return
-        other = (current or self.lost or {}).get("owner", "another sync")
+        if self.lost is None and current.get("token") == self.token:
+            why = "its lease on {where} expired (it was not renewed in time)"
+        else:
+            why = f"it lost its lease on {{where}} to {(current or self.lost or {}).get('owner', 'another sync')}"
         raise LostLeaseError(
-            f"This sync lost its lease on {self.store.where} to {other} before committing, so it committed "
-            "nothing (the index answers as before) - let that sync finish, then run: assistant index"
+            f"This sync committed nothing: {why.format(where=self.store.where)}; the index answers as before - "
+            "let any other sync finish, then run: assistant index"
         )
 
 
