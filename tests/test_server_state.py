@@ -273,3 +273,26 @@ def test_the_sync_settings_are_read_and_checked() -> None:
         with pytest.raises(AssistantError) as bad:
             Settings.from_env({name: value})
         assert name in str(bad.value)
+
+
+def test_a_rebuild_leaves_replicas_answering_until_it_commits(tmp_path: Path, knowledge: Path, chroma_url: str) -> None:
+    settings = settings_for(tmp_path / "writer", knowledge, chroma_url)
+    Index(settings, embedder=FakeEmbeddings()).sync(progress=False)
+    replica = Index(settings_for(tmp_path / "replica", knowledge, chroma_url), embedder=FakeEmbeddings())
+    old = (replica.store.manifest() or {})["collection"]
+    core = replica.chunks_of("MLD-0472")[0]
+    rebuilding = Index(settings.with_(commit_pause=4.0), embedder=FakeEmbeddings())
+    done: list[object] = []
+    thread = threading.Thread(target=lambda: done.append(rebuilding.sync(rebuild=True, progress=False)))
+    thread.start()
+    try:
+        time.sleep(2.0)  # the rebuild has written its vectors and records, and waits before its commit
+        assert replica.committed() == replica.loaded  # nothing committed yet ...
+        assert replica.dense(core.text, 1)[0][0].id == core.id  # ... and the old vectors still answer
+    finally:
+        thread.join(timeout=60)
+    assert done and rebuilding.generation == 2
+    new = (rebuilding.store.manifest() or {})["collection"]
+    assert new != old and old not in {c.name for c in server_store(rebuilding)._client().list_collections()}
+    fresh = replica.successor()
+    assert fresh.generation == 2 and fresh.dense(core.text, 1)[0][0].id == core.id

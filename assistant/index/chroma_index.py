@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import shlex
 import shutil
 import sys
@@ -74,6 +75,7 @@ PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves
 VOLATILE_FIELDS = ("sources", "anchors", "path", ASKED_AS_SOURCES)
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 EF_SEARCH = 500  # HNSW search breadth: a narrow search returns a tail that differs between processes
+VECTOR_COLLECTION = re.compile(r"assistant-[0-9a-f]{12}")  # the names `_open_collection` gives
 SAMPLE_IDS = 256  # committed vector ids looked up in Chroma on every sync
 
 
@@ -165,6 +167,7 @@ class Index:
         self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
         self.write_timeout = WRITE_TIMEOUT
         self.read_copy_note: str | None = None  # set when Chroma is searched from a copy (`read_copy`)
+        self._fresh_collection = False  # a rebuild against a server: vectors go to a new collection
         self.reload()
 
     # --- state -----------------------------------------------------------------------
@@ -397,7 +400,7 @@ class Index:
         from chromadb.errors import NotFoundError
 
         manifest = self.store.manifest() or {}
-        name = manifest.get("collection") or f"assistant-{uuid.uuid4().hex[:12]}"
+        name = (None if self._fresh_collection else manifest.get("collection")) or f"assistant-{uuid.uuid4().hex[:12]}"
         client = self._client()
         function = ChromaEmbeddingFunction(self)
         try:
@@ -422,6 +425,17 @@ class Index:
             except Exception as error:  # a full disk: search as before rather than not at all
                 print(f"warning: could not raise ef_search ({type(error).__name__})", file=sys.stderr)
         return collection
+
+    def _sweep_collections(self) -> None:
+        """Against a server: delete vector collections the manifest does not name (the one a rebuild
+        replaced, or one a killed rebuild left). One index per Chroma database, so they are ours."""
+        named = (self.store.manifest() or {}).get("collection")
+        client = self._client()
+        for collection in self._chroma(client.list_collections):
+            name = getattr(collection, "name", collection)
+            if named and name != named and VECTOR_COLLECTION.fullmatch(name):
+                with contextlib.suppress(Exception):  # another sync's clean-up got there first
+                    client.delete_collection(name)
 
     def _forget_client(self) -> None:
         """Drop our embedded client and chromadb's cached one for this path (private API, best effort)."""
@@ -544,7 +558,11 @@ class Index:
             # another process may have committed (or rebuilt) since this Index read the home
             self._collection = None
             self.reload()
-            return self._sync(paths, rebuild, progress, on_embedded, allow_removal)
+            report = self._sync(paths, rebuild, progress, on_embedded, allow_removal)
+            self._fresh_collection = False
+            if isinstance(self.store, ServerStore):
+                self._sweep_collections()
+            return report
         finally:
             lock.__exit__(None, None, None)
 
@@ -744,8 +762,15 @@ class Index:
 
         Embedded, every collection in our Chroma folder is deleted; a folder that cannot be opened
         or cleaned is damaged, and is moved aside to `chroma.damaged` (replacing an older one) and
-        started again empty. Against a server only the manifest's collection is deleted.
+        started again empty. Against a server nothing is deleted yet: the sync builds a new collection
+        and new records while replicas keep answering from the committed generation, and the old
+        collection goes once the rebuilt generation is committed (`_sweep_collections`).
         """
+        if isinstance(self.store, ServerStore):
+            self._collection, self._fresh_collection, self.mismatch = None, True, None
+            self.generation = self._committed_generation() or 0  # generations keep counting up for replicas
+            self.entries, self._rows, self._by_vector, self._lexical = {}, [], {}, None
+            return
         try:
             name = (self.store.manifest() or {}).get("collection")
         except IndexUnavailableError:  # a damaged manifest: its collection cannot be named
