@@ -155,3 +155,16 @@ def test_scale_builder_grows_an_index_that_answers(tmp_path: Path, capsys: pytes
 
     assert main([json.dumps({**config, "target": 400})]) == 0  # already larger: nothing added
     assert json.loads(capsys.readouterr().out.strip().removeprefix(RESULT))["added_chunks"] == 0
+
+
+def test_the_replica_figures_get_their_tables() -> None:
+    replicas = {
+        "corpus": "mlsys",
+        "sync_s": 262.2,
+        "starts": [{"chunks": 10551, "home": "empty home", "ready_s": 4.1, "lexical_rss_mb": 21.0}],
+        "scale": [{"chunks": 100_000, "grow_s": 300, "search_ms": summarise([20.0, 30.0]), "peak_rss_mb": 900}],
+    }
+    page = render_markdown({"meta": {}, "replicas": replicas})
+    assert "## Replicas on a Chroma server (mlsys, synced in 262.2 s)" in page
+    assert "| 10,551 | empty home | 4.10 |" in page and "| 100,000 | 300 |" in page
+    assert "Replicas" not in render_markdown({"meta": {}})

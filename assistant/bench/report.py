@@ -234,4 +234,56 @@ def render_markdown(results: dict[str, Any]) -> str:
     missed = [t for t in results.get("targets", []) if t.get("met") is False and t.get("profile") in profiles]
     for target in missed:
         parts += ["", f"## Profile: {target['name']} (missed)", "", "```", profiles[target["profile"]], "```"]
+    parts += replica_tables(results.get("replicas") or {})
     return "\n".join(parts) + "\n"
+
+
+def replica_tables(replicas: dict[str, Any]) -> list[str]:
+    """A replica's start against a synced Chroma server, and search through a replica at scale."""
+    if not replicas:
+        return []
+    starts = [
+        [
+            s.get("chunks"),
+            s.get("home"),
+            s.get("ready_s"),
+            s.get("open_s"),
+            s.get("lexical_s"),
+            s.get("lexical_rss_mb"),
+            s.get("load_s"),
+            s.get("peak_rss_mb"),
+        ]
+        for s in replicas.get("starts", [])
+    ]
+    out = [
+        "",
+        f"## Replicas on a Chroma server ({replicas.get('corpus')}, synced in {replicas.get('sync_s')} s)",
+        "",
+        markdown_table(
+            [
+                "chunks",
+                "home",
+                "ready s",
+                "records s",
+                "lexical s",
+                "lexical MB",
+                "encoder + first search s",
+                "peak MB",
+            ],
+            starts,
+            digits=2,
+        ),
+    ]
+    scale = [
+        [
+            p.get("chunks"),
+            p.get("grow_s"),
+            (p.get("search_ms") or {}).get("p50"),
+            (p.get("search_ms") or {}).get("p95"),
+            p.get("peak_rss_mb"),
+        ]
+        for p in replicas.get("scale", [])
+    ]
+    if scale:
+        out += ["", markdown_table(["chunks", "grown s", "search p50 ms", "search p95 ms", "peak MB"], scale, digits=1)]
+    return out

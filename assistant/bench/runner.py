@@ -10,6 +10,8 @@ come. Everything runs in temporary ASSISTANT_HOME folders; the repo's index is n
   query embedding alone, and the cold start of `assistant ask "What is a GPU?"`;
 - scale: the mlsys index grown with generated entries to 10,000 and 100,000 chunks
   (assistant/bench/scale.py), searched in a child process that reports its peak memory;
+- replicas: a `chroma run` server synced with the same corpus, a replica's start from an empty home
+  and from its cache, and search through a replica at 100,000 chunks (assistant/bench/replica.py);
 - the plain LangChain recipe (assistant/eval/langchain_recipe.py) on the same data, as ratios.
 
 `--quick` indexes the seed corpus only, queries it with 20 seed questions, and stops at
@@ -190,6 +192,16 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
                 f"first search {point['first_search_ms']:.0f} ms; peak RSS build {point['build_peak_rss_mb']:.0f} MB, "
                 f"search {point['search_peak_rss_mb']:.0f} MB"
             )
+
+        from assistant.bench.replica import CHROMA, measure_replicas
+
+        if CHROMA.exists():  # replicas on a Chroma server: start time, and search at the largest scale point
+            say(f"\nreplicas on a chroma run server ({main})")
+            results["replicas"] = measure_replicas(
+                corpora[main], settings.embeddings, questions, SCALE_POINTS[-1:] if not quick else (), say, WARM_UP
+            )
+        else:
+            say(f"\nreplicas: not measured ({CHROMA} is missing)")
 
     if not quick:  # the shipped encoders (and torch, with the [export] extra) on the same chunks and questions
         from assistant.bench.encoders import measure_encoders
