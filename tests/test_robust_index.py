@@ -668,14 +668,17 @@ def test_chroma_server_killed_mid_index_fails_fast_and_queries_say_unavailable(
     assert killer.calls <= 4  # of 7 batches: stopped at the first failed write, not after encoding all
     with pytest.raises(IndexUnavailableError, match="Cannot reach the Chroma server"):
         bot.ask(GPU)
-    manifest = json.loads((tmp_path / "home" / "index" / "manifest.json").read_text())
-    assert manifest["generation"] == 1 and manifest["entries"] == 60
     for key, value in {"HOME": str(settings.home), "KNOWLEDGE": str(seed), "CHROMA_URL": url}.items():
         monkeypatch.setenv(f"ASSISTANT_{key}", value)
     monkeypatch.setenv("ASSISTANT_EMBEDDINGS", FAKE)
     code, out, _ = run(capsys, "doctor")
     assert code == 1 and f"problem: chroma: Cannot reach the Chroma server at {url}" in out, out
     assert "chroma run" in out and out.endswith("fix: see the problem above\n")
+
+    # the committed state lives in the server: started again over its data, it still names generation 1
+    with chroma_run(tmp_path / "chroma-server", tmp_path / "chroma-again.log") as (again, _proc):
+        manifest = Index(settings.with_(chroma_url=again), embedder=FakeEmbeddings()).store.manifest()
+    assert manifest is not None and manifest["generation"] == 1 and manifest["entries"] == 60
 
 
 # --- HNSW search breadth ---------------------------------------------------------------------------------------

@@ -296,3 +296,14 @@ def test_a_rebuild_leaves_replicas_answering_until_it_commits(tmp_path: Path, kn
     assert new != old and old not in {c.name for c in server_store(rebuilding)._client().list_collections()}
     fresh = replica.successor()
     assert fresh.generation == 2 and fresh.dense(core.text, 1)[0][0].id == core.id
+
+
+def test_doctor_checks_an_index_on_a_server(tmp_path: Path, knowledge: Path, chroma_url: str) -> None:
+    from assistant.cli.doctor import diagnose, the_fix
+
+    settings = settings_for(tmp_path / "writer", knowledge, chroma_url, embeddings="static")
+    assert [str(c) for c in diagnose(settings)] == ["problem: manifest: no index on the Chroma server yet"]
+    Index(settings).sync(progress=False)
+    checks = diagnose(settings.with_(home=tmp_path / "empty"))  # from a home that holds nothing
+    assert all(check.ok for check in checks), [str(c) for c in checks]
+    assert [c.name for c in checks] == ["committed generation", "chroma"] and the_fix(checks) is None

@@ -22,6 +22,7 @@ from assistant.errors import IndexUnavailableError
 from assistant.index.chroma_index import Index
 from assistant.index.lock import LOCK_NAME, holder
 from assistant.index.serving import knowledge_key, live_server
+from assistant.index.store import IndexDamagedError
 from assistant.redaction import redact
 from assistant.settings import Settings
 
@@ -56,10 +57,13 @@ def diagnose(settings: Settings) -> list[Check]:
     index = Index(settings)  # reads the committed state; damage is kept in index.mismatch, not raised
     try:
         manifest = index.store.manifest()
-    except IndexUnavailableError as error:
+    except IndexDamagedError as error:
         return [*checks, Check("manifest", False, str(error), REBUILD)]
+    except IndexUnavailableError as error:  # a server that cannot be reached: starting it is the fix
+        return [*checks, Check("chroma" if settings.chroma_url else "manifest", False, str(error), None)]
+    where = "on the Chroma server" if settings.chroma_url else f"in {root}"
     if manifest is None:
-        return [*checks, Check("manifest", False, f"no index in {root} yet", SYNC)]
+        return [*checks, Check("manifest", False, f"no index {where} yet", SYNC)]
     if index.mismatch is not None:
         return [*checks, Check("committed generation", False, str(index.mismatch), REBUILD)]
     if not index.entries:
@@ -76,9 +80,9 @@ def diagnose(settings: Settings) -> list[Check]:
         )
     )
     keep = {f"entries-{index.generation}.jsonl", f"lexical-{index.generation}"}
-    leftovers = sorted(
+    leftovers = sorted(  # a server's leftovers (records of other commits) are swept by every sync
         p.name
-        for p in root.iterdir()
+        for p in (root.iterdir() if not settings.chroma_url else ())
         if (p.name.startswith(("entries-", "lexical-")) or p.name.endswith(".tmp")) and p.name not in keep
     )
     if leftovers:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from assistant.index.chroma_index import Index
+    from assistant.index.embeddings import Embedder
+
+
+class HasEmbedder(Protocol):
+    @property
+    def embedder(self) -> Embedder: ...
 
 
 class ChromaEmbeddingFunction:
     """Hands Chroma our embedder, so it never falls back to its default (downloading) one."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: HasEmbedder) -> None:
         self._index = index
 
     def __call__(self, input: list[str]) -> list[Any]:

@@ -1,0 +1,98 @@
+"""The search primitives of the index: dense (Chroma) and lexical (BM25) candidates over the committed chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from assistant.knowledge.asked_as import FIELD as ASKED_AS
+from assistant.text import lexical_tokens
+from assistant.types import Chunk
+
+if TYPE_CHECKING:
+    from assistant.index.embeddings import Embedder
+
+
+class SearchPrimitives:
+    """The search half of `Index` (a base class: the attributes below are the Index's)."""
+
+    _rows: list[Chunk]
+    _by_vector: dict[str, Chunk]
+
+    if TYPE_CHECKING:
+
+        @property
+        def embedder(self) -> Embedder: ...
+
+        def collection(self) -> Any: ...
+
+        def _chroma(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+
+        def _lexical_index(self) -> Any: ...
+
+    def dense(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
+        """Nearest chunks to the query's embedding by cosine similarity, best first."""
+        if not self._rows:
+            return []
+        return self.nearest(self.embedder.embed_query(query), k, kind)
+
+    def nearest(
+        self, vector: Sequence[float], k: int, kind: str | None = None, *, described: bool = True
+    ) -> list[tuple[Chunk, float]]:
+        """Nearest committed chunks to a vector by cosine similarity (1 - cosine distance), best first;
+        `described=False` leaves out asked-as descriptions (what the entries themselves say)."""
+        if not self._rows:
+            return []
+        conditions: list[dict[str, Any]] = [{"kind": kind}] if kind else []
+        if not described:
+            conditions.append({"field": {"$ne": ASKED_AS}})
+        where = conditions[0] if len(conditions) == 1 else {"$and": conditions} if conditions else None
+        wanted = k + 8
+        while True:
+            # no count() first: it costs ~13 ms at 100,000 chunks; Chroma returns fewer when it has fewer
+            result = self._chroma(
+                self.collection().query,
+                query_embeddings=[vector],
+                n_results=wanted,
+                where=where,
+                include=["distances"],
+            )
+            out = []
+            for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
+                chunk = self._by_vector.get(vid)  # vectors of an uncommitted sync are skipped
+                if chunk is not None:
+                    out.append((chunk, 1.0 - float(distance)))
+            if len(out) >= k or len(result["ids"][0]) < wanted:
+                break
+            wanted *= 4  # a killed or running sync left vectors we skip
+        return out[:k]
+
+    def lexical(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
+        """BM25 over chunk text, best first; an empty list when no query word is known."""
+        tokens = lexical_tokens(query)
+        retriever = self._lexical_index()
+        if retriever is None or not tokens:
+            return []
+        vocab = retriever.vocab_dict
+        tokens = [t for t in tokens if t in vocab]
+        if not tokens:
+            return []
+        import numpy as np
+
+        mask = None
+        if kind:
+            mask = np.array([chunk.kind == kind for chunk in self._rows], dtype=np.float32)
+        ids, scores = retriever.retrieve(
+            [tokens], k=min(k, len(self._rows)), show_progress=False, weight_mask=mask, n_threads=0
+        )
+        return [(self._rows[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+
+    def lexical_frequencies(self, tokens: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """The chunk count and, per lexical token (a stem), how many chunks hold it (0 when none):
+        read off the BM25 index's columns, so nothing is counted at query time."""
+        retriever = self._lexical_index()
+        if retriever is None:
+            return 0, {}
+        vocab, starts = retriever.vocab_dict, retriever.scores["indptr"]
+        found = {t: int(starts[vocab[t] + 1] - starts[vocab[t]]) if t in vocab else 0 for t in tokens}
+        return int(retriever.scores["num_docs"]), found
