@@ -227,7 +227,8 @@ class Index(ChromaConnection, SearchPrimitives):
         check_not_served_otherwise(Path(self.settings.home), roots)  # one home, one knowledge
         lock: SyncLock | Lease = SyncLock(self.store.root, self.lock_wait)
         if isinstance(self.store, ServerStore):  # one writer per server, whichever machine it runs on
-            wait = DEFAULT_WAIT if self.lock_wait is None else self.lock_wait
+            # by default long enough for the lease of a writer that was killed to expire and be taken over
+            wait = max(DEFAULT_WAIT, self.settings.lease_seconds + 5) if self.lock_wait is None else self.lock_wait
             lock = Lease(self.store, self.settings.lease_seconds, wait)
         try:
             lock.__enter__()
