@@ -61,6 +61,7 @@ class Assistant:
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings.retrieval_mode)
         self._follower: CommitFollower | None = None
+        self._refused: tuple[int, str | None] | None = None  # a committed generation this one cannot use
         if auto_index and self.settings.sync_at_start:
             self.sync_knowledge()
 
@@ -144,11 +145,12 @@ class Assistant:
         """
         current = self._index
         committed = current.committed()
-        if committed is None or committed == current.loaded or not committed[0]:
-            return False  # unreadable, unchanged, or emptied (a rebuild under way): keep answering
+        if committed is None or committed in (current.loaded, self._refused) or not committed[0]:
+            return False  # unreadable, unchanged, refused before, or none: keep answering
         started = time.perf_counter()
         fresh = current.successor()
         if fresh.mismatch is not None:
+            self._refused = committed  # said once, not at every poll
             log.warning(
                 "Generation %d cannot be used (%s); answering from generation %d",
                 committed[0],

@@ -307,3 +307,20 @@ def test_doctor_checks_an_index_on_a_server(tmp_path: Path, knowledge: Path, chr
     checks = diagnose(settings.with_(home=tmp_path / "empty"))  # from a home that holds nothing
     assert all(check.ok for check in checks), [str(c) for c in checks]
     assert [c.name for c in checks] == ["committed generation", "chroma"] and the_fix(checks) is None
+
+
+def test_a_replica_keeps_its_generation_when_the_new_one_needs_other_settings(
+    tmp_path: Path, knowledge: Path, chroma_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = settings_for(tmp_path / "writer", knowledge, chroma_url)
+    Index(settings, embedder=FakeEmbeddings()).sync(progress=False)
+    bot = Assistant(
+        settings_for(tmp_path / "replica", knowledge, chroma_url, sync_at_start=False), embedder=FakeEmbeddings()
+    )
+    Index(settings, embedder=FakeEmbeddings(name="fake:other")).sync(rebuild=True, progress=False)
+    with caplog.at_level(logging.WARNING, logger="assistant"):
+        assert bot.refresh() is False and bot.refresh() is False
+    said = [r.getMessage() for r in caplog.records if "cannot be used" in r.getMessage()]
+    assert len(said) == 1 and "fake:other" in said[0] and "answering from generation 1" in said[0]
+    assert bot.retriever.index.generation == 1  # its entries and lexical index are its own
+    assert bot.retriever.index.lexical("parallel workloads tensor", 1)[0][0].entry_id == "MLD-0472"
