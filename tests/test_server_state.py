@@ -188,7 +188,7 @@ def test_two_writers_racing_for_the_lease_never_hold_it_together(
     def writer() -> None:
         try:
             barrier.wait()
-            with Lease(store, seconds=30, wait=30, settle=0.5):
+            with Lease(store, seconds=30, wait=30):  # the default settle, 1 s
                 start = time.monotonic()
                 time.sleep(0.5)
                 held.append((start, time.monotonic()))
