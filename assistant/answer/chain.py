@@ -32,7 +32,7 @@ from assistant.question.intents import (
 )
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
-from assistant.text import count_tokens, split_sentences, truncate_tokens
+from assistant.text import content_words, count_tokens, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 from assistant.verify.citations import verify
 from assistant.verify.unicode import plain
@@ -139,7 +139,7 @@ class AnswerChain:
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
                 rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
-                if rewritten.strip():
+                if rewritten.strip() and not echoes_instructions(rewritten.strip().splitlines()[0]):
                     return rewritten.strip().splitlines()[0]
             except ModelError:
                 pass
@@ -316,24 +316,38 @@ class AnswerChain:
 
         Only when `Settings.extractive_fallback` is on, the model is not the extractive one already, and
         the extractive model finds an answer whose citations verify; then the model's text and the notes
-        about its sentences give way to one note saying so. False when nothing was replaced.
+        about its sentences give way to one note saying so (those about invented ids and the reply's
+        bounds stay: the user saw that text stream). False when nothing was replaced.
         """
         if not self.settings.extractive_fallback or self.chat.name == "extractive":
             return False
         from assistant.answer.models.extractive import extract_answer
 
         packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
-        prompt = render("answer_user", context=packed.text, question=question)
+        prompt = render("answer_user", context=packed.text, question=question, refusal=load_prompt("refusal"))
         text = plain(to_ids(extract_answer(prompt), packed.labels).strip())
         if is_refusal(text):
             return False
         verified = verify(text, packed.entries, self.similarity)
         if not any(c.supported for c in verified.citations):
             return False
-        kept = [n for n in answer.notes if not n.startswith(("Unverified sentence removed", "Removed citations"))]
+        kept = [n for n in answer.notes if not n.startswith("Unverified sentence removed")]  # of text not shown
         answer.text, answer.citations = verified.text, verified.citations
         answer.notes[:] = [*kept, FALLBACK_NOTE]
         return True
+
+
+def echoes_instructions(rewritten: str) -> bool:
+    """Is a follow-up's rewrite the condense prompt's own instruction, repeated or paraphrased?
+
+    A small base model continues its prompt rather than following it: asked to rewrite "and its
+    caveat?", the 270M model answered "Rewrite the following question so that it can be understood
+    without the conversation.", which was then searched for. Most of such a line's words are the
+    instruction's; the rule-based rewrite is used instead.
+    """
+    said = content_words(rewritten)
+    instruction = content_words(load_prompt("condense").split("\n", 1)[0])
+    return not said or len(said & instruction) * 2 > len(said)
 
 
 def is_refusal(text: str) -> bool:

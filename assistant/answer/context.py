@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 BLOCK_HEADER = re.compile(r"^\[(?P<id>[^\]\s]+)\] (?P<title>.*) \((?P<kind>concept|abstract|document)\)$")
 QUESTION_LINE = re.compile(r"^Question:", re.M)  # the label prompts/answer_user.txt puts before the question
 ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
+SENTENCE_STOP = re.compile(r"[.!?…]+$")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,25 @@ class Block:
 
 
 def render_block(entry: Entry, text: str, label: str | None = None) -> str:
-    return f"[{label or entry.id}] {entry.title} ({entry.kind})\n{text}"
+    """`[label] Title (kind)`, the chunk's heading line, then its lines; with a label, every sentence
+    after the heading ends with it (`... in host memory [1].`), the way an answer cites it: a model
+    that copies a sentence copies its citation too."""
+    if label is None:
+        return f"[{entry.id}] {entry.title} ({entry.kind})\n{text}"
+    heading, *rest = text.split("\n")
+    lines = [" ".join(with_label(s, label) for s in split_sentences(line)) for line in rest if line.strip()]
+    return "\n".join([f"[{label}] {entry.title} ({entry.kind})", heading, *lines])
+
+
+def with_label(sentence: str, label: str) -> str:
+    match = SENTENCE_STOP.search(sentence)
+    stop = match.group() if match else ""
+    return f"{sentence[: len(sentence) - len(stop)]} [{label}]{stop}"
+
+
+def without_label(line: str, label: str) -> str:
+    """A context line as the entry has it: its sentences' `[label]` markers removed (see render_block)."""
+    return line.replace(f" [{label}]", "")
 
 
 @dataclass
@@ -58,7 +77,7 @@ def parse_blocks(context: str) -> list[Block]:
                 blocks.append(Block(header["id"], header["title"], header["kind"], tuple(lines)))
             header, lines = match, []
         elif header is not None and line.strip():
-            lines.append(line.strip())
+            lines.append(without_label(line.strip(), header["id"]) if header["id"].isdigit() else line.strip())
     if header is not None:
         blocks.append(Block(header["id"], header["title"], header["kind"], tuple(lines)))
     return blocks
