@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fallback",
         action="store_true",
-        help="show the extractive answer where a reply keeps no verified citation (off here: the figures are the model's)",
+        help="the extractive answer where a reply keeps no verified citation (off: the figures are the model's own)",
     )
     parser.add_argument("--out", type=Path, help="write every row and the summaries as JSON")
     args = parser.parse_args(argv)

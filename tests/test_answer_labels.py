@@ -1,4 +1,5 @@
-"""Short entry labels in the model's context, mapped back to real ids; brief contexts; the extractive fallback.
+"""What a small model reads and what its reply becomes: short entry labels mapped back to real ids,
+brief contexts, the prompt's echo dropped, and the extractive fallback.
 
 The knowledge is written by the tests (three glossary terms of a made-up serving stack), indexed for
 real, and answered through the real chain with a scripted model.
@@ -14,8 +15,9 @@ import pytest
 from assistant import Answer, Assistant, Settings
 from assistant.answer.chain import FALLBACK_NOTE, NO_VERIFIED_CLAIM
 from assistant.answer.context import pack_context, parse_blocks
+from assistant.answer.echo import ECHO_NOTE, echoes_instructions
 from assistant.answer.labels import stream_ids, to_ids
-from assistant.answer.models import StubChatModel
+from assistant.answer.models import ChatModel, StubChatModel
 from assistant.errors import SettingsError
 from assistant.index.chroma_index import Index
 
@@ -158,3 +160,44 @@ def test_the_fallback_settings_are_read_and_checked() -> None:
     assert Settings.from_env({"ASSISTANT_CONTEXT_SENTENCES": "3"}).context_sentences == 3
     with pytest.raises(SettingsError, match="ASSISTANT_CONTEXT_SENTENCES=-1"):
         Settings.from_env({"ASSISTANT_CONTEXT_SENTENCES": "-1"})
+
+
+# --- a small base model's echo of its prompt ------------------------------------------------------------
+
+
+def test_lines_that_repeat_the_prompt_are_not_shown_and_copied_sentences_verify(settings: Settings) -> None:
+    bot = Assistant(settings)
+    system = bot.chain.prompt.format_messages(refusal="x", context="", question="q")[0].content
+    echo = (
+        f"{system}\n\nContext entries:\n\n"
+        "A glimmer cache keeps recently decoded attention pages in host memory [1]. "
+        "It lets a server resume a paused conversation without recomputing its prefix [1].\n"
+        "Question: What does a glimmer cache keep?"
+    )
+    answer = Assistant(settings, model=StubChatModel(replies=[echo])).ask("What does a glimmer cache keep?")
+    assert ECHO_NOTE in answer.notes and FALLBACK_NOTE not in answer.notes
+    assert "You answer questions" not in answer.text and "Context entries" not in answer.text
+    assert "Question:" not in answer.text
+    assert answer.text.startswith("A glimmer cache keeps recently decoded attention pages in host memory [")
+    assert [c.entry_id for c in answer.citations if c.supported] == [GLIMMER]
+
+
+def test_a_reply_that_only_repeats_the_prompt_gives_way_to_the_extractive_answer(settings: Settings) -> None:
+    stub = StubChatModel(replies=["Context entries:\n\nQuestion: What does a glimmer cache keep?\nAnswer:"])
+    answer = Assistant(settings, model=stub).ask("What does a glimmer cache keep?")
+    assert not answer.refused and ECHO_NOTE in answer.notes and FALLBACK_NOTE in answer.notes
+    assert answer.citations and all(c.supported for c in answer.citations)
+
+
+def test_a_rewrite_that_repeats_the_condense_instruction_is_not_searched_for(settings: Settings) -> None:
+    instruction = "Rewrite the following question so that it can be understood without the conversation."
+    assert echoes_instructions(instruction) and echoes_instructions("")
+    assert not echoes_instructions("What evicts the pages of a glimmer cache?")
+    stub = StubChatModel(replies=[instruction, "Its pages are evicted oldest first when host memory runs short [1]."])
+    bot = Assistant(settings, model=ChatModel(stub, "stub", "stub", rewrites_followups=True))
+    history = [("user", "What does a glimmer cache keep?"), ("assistant", f"Attention pages [{GLIMMER}].")]
+    answer = bot.ask("and what evicts its pages?", history=history)
+    assert len(stub.calls) == 2, "the rewrite was asked of the model"
+    searched = [n for n in answer.notes if n.startswith("Searched for:")]
+    assert searched and "Rewrite" not in searched[0] and "glimmer cache" in searched[0]
+    assert [c.entry_id for c in answer.citations if c.supported] == [GLIMMER]

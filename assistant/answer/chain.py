@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from langchain_core.prompts import ChatPromptTemplate
 
 from assistant.answer.context import own_words, pack_context
-from assistant.answer.labels import stream_ids, to_ids
+from assistant.answer.echo import ECHO_NOTE, echoes_instructions, instruction_lines, without_echo
 from assistant.answer.followups import History, discussed, format_history, refers_back, rule_condense
+from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel, StreamCutOffError
 from assistant.answer.prompts import load_prompt, render
 from assistant.answer.refusal import Evidence, Thresholds, decide, gather
@@ -32,7 +33,7 @@ from assistant.question.intents import (
 )
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
-from assistant.text import content_words, count_tokens, split_sentences, truncate_tokens
+from assistant.text import count_tokens, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 from assistant.verify.citations import verify
 from assistant.verify.unicode import plain
@@ -291,7 +292,10 @@ class AnswerChain:
         t0 = time.perf_counter()
         raw = plain(to_ids("".join(parts), packed.labels).strip())  # read as the user will see it
         answer.notes.extend(reply.notes)  # a reply cut at the token limit or the character cap says so
-        if is_refusal(raw):
+        raw, echoed = without_echo(raw, instruction_lines(messages, packed.text))
+        if echoed:
+            answer.notes.append(ECHO_NOTE)
+        if (raw or not echoed) and is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:
             verified = verify(raw, packed.entries, self.similarity)
@@ -303,13 +307,12 @@ class AnswerChain:
             answer.notes.extend(f"Unverified sentence removed - {n}" for n in verified.unsupported)
             if not answer.text:
                 answer.text = NOTHING_VERIFIED
-            if not any(c.supported for c in answer.citations):
-                if not self.fall_back(answer, retrieval.sources, standalone):
-                    answer.notes.append(NO_VERIFIED_CLAIM)
+            verified_any = any(c.supported for c in answer.citations)
+            if not verified_any and not self.fall_back(answer, retrieval.sources, standalone):
+                answer.notes.append(NO_VERIFIED_CLAIM)
         timings["verify"] = ms(t0)
         timings["total"] = ms(started)
         yield answer
-
 
     def fall_back(self, answer: Answer, sources: list[Source], question: str) -> bool:
         """Show the extractive answer to the same entries in place of a reply that kept no verified citation.
@@ -335,19 +338,6 @@ class AnswerChain:
         answer.text, answer.citations = verified.text, verified.citations
         answer.notes[:] = [*kept, FALLBACK_NOTE]
         return True
-
-
-def echoes_instructions(rewritten: str) -> bool:
-    """Is a follow-up's rewrite the condense prompt's own instruction, repeated or paraphrased?
-
-    A small base model continues its prompt rather than following it: asked to rewrite "and its
-    caveat?", the 270M model answered "Rewrite the following question so that it can be understood
-    without the conversation.", which was then searched for. Most of such a line's words are the
-    instruction's; the rule-based rewrite is used instead.
-    """
-    said = content_words(rewritten)
-    instruction = content_words(load_prompt("condense").split("\n", 1)[0])
-    return not said or len(said & instruction) * 2 > len(said)
 
 
 def is_refusal(text: str) -> bool:
