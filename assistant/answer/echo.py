@@ -21,7 +21,7 @@ ECHO_NOTE = "The model repeated lines of its instructions; they are not shown."
 
 def instruction_lines(messages: list[BaseMessage], context: str) -> set[str]:
     """The prompt's own lines, context aside: the rules, the question line, the answer cue."""
-    lines = set()
+    lines: set[str] = set()
     for message in messages:
         text = str(message.content).replace(context, "") if context else str(message.content)
         lines.update(plain(line).strip() for line in text.splitlines() if line.strip())
