@@ -57,6 +57,9 @@ class Settings:
     dense_feedback: bool = False
     top_k: int = 8
     context_tokens: int = 1800
+    # sentences of each entry the model reads (those sharing most words with the question); 0: whole
+    # chunks. For small models: docs/local-model.md measures what it does to a 270M model's answers
+    context_sentences: int = 0
     question_tokens: int = 512
     # the refusal decision (assistant/refusal.py, README "Refusals"): retrieval confidence below
     # this is a clear miss; fitted on the calibration half of knowledge/questions/realistic.jsonl
@@ -71,6 +74,9 @@ class Settings:
     # max_tokens), while llama.cpp's Python server and others honour only max_tokens; "auto" sends
     # max_completion_tokens to OpenAI and both names to any other server
     token_param: str = "auto"
+    # a generated reply that keeps no verified citation is replaced by the extractive answer to the same
+    # context, after a note saying so (docs/local-model.md, "When nothing the model wrote verifies")
+    extractive_fallback: bool = True
     # UI
     host: str = "127.0.0.1"
     port: int = 7860
@@ -93,6 +99,10 @@ class Settings:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
         if self.max_tokens < 1:
             raise SettingsError(f"ASSISTANT_MAX_TOKENS={self.max_tokens} must be at least 1 - give a token count")
+        if self.context_sentences < 0:
+            raise SettingsError(
+                f"ASSISTANT_CONTEXT_SENTENCES={self.context_sentences} must be 0 (whole chunks) or more sentences"
+            )
         if self.token_param not in TOKEN_PARAMS:
             raise SettingsError(
                 f"ASSISTANT_TOKEN_PARAM={self.token_param!r} is not known - use one of {', '.join(TOKEN_PARAMS)}"
@@ -156,6 +166,8 @@ class Settings:
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
             max_tokens=int(number("ASSISTANT_MAX_TOKENS", base.max_tokens, int)),
             token_param=env.get("ASSISTANT_TOKEN_PARAM") or base.token_param,
+            context_sentences=int(number("ASSISTANT_CONTEXT_SENTENCES", base.context_sentences, int)),
+            extractive_fallback=switch("ASSISTANT_EXTRACTIVE_FALLBACK", base.extractive_fallback),
             host=env.get("ASSISTANT_HOST") or base.host,
             port=int(number("ASSISTANT_PORT", base.port, int)),
             ui_auth=env.get("ASSISTANT_UI_AUTH") or None,

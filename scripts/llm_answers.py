@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 from assistant import Answer, Assistant, Settings  # noqa: E402
 from assistant.answer import local_server  # noqa: E402
+from assistant.answer.chain import FALLBACK_NOTE  # noqa: E402
 from assistant.errors import ModelError  # noqa: E402
 from assistant.text import split_sentences  # noqa: E402
 from assistant.verify.citations import find_markers  # noqa: E402
@@ -55,6 +56,8 @@ class Row:
     first_token_s: float | None = None
     total_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    fell_back: bool = False  # the extractive answer was shown in place of the reply
+    text: str = ""  # the answer shown (its start)
 
 
 def answerable(path: Path, limit: int, split: str | None) -> list[dict]:
@@ -92,6 +95,8 @@ def measure(bot: Assistant, question: dict) -> Row:
     row.gold_cited = bool({c.entry_id for c in answer.citations if c.supported} & set(question["gold"]))
     row.sentences, row.supported_sentences = supported_sentences(answer) if not answer.refused else (0, 0)
     row.notes = list(answer.notes)
+    row.fell_back = FALLBACK_NOTE in answer.notes
+    row.text = answer.text[:400]
     return row
 
 
@@ -121,6 +126,7 @@ def summary(name: str, rows: list[Row]) -> dict:
         "loops_stopped": note("began repeating itself"),
         "token_limit": note("-token limit"),
         "read_cap": note("characters; it was cut there"),
+        "fell_back": sum(r.fell_back for r in rows),
     }
 
 
@@ -145,11 +151,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="extractive,local", help="comma-separated: extractive, local, openai:<m>")
     parser.add_argument("--context-tokens", type=int, help="context budget (default: Settings, 1,800)")
     parser.add_argument("--max-tokens", type=int, help="reply tokens asked (default: ASSISTANT_MAX_TOKENS, 800)")
+    parser.add_argument(
+        "--context-sentences", type=int, help="sentences of each entry in the context (default: Settings, 0: whole)"
+    )
+    parser.add_argument(
+        "--fallback",
+        action="store_true",
+        help="the extractive answer where a reply keeps no verified citation (off: the figures are the model's own)",
+    )
     parser.add_argument("--out", type=Path, help="write every row and the summaries as JSON")
     args = parser.parse_args(argv)
 
     questions = answerable(args.questions, args.limit, args.split)
-    base = Settings.from_env()
+    base = Settings.from_env().with_(extractive_fallback=args.fallback)
+    if args.context_sentences is not None:
+        base = base.with_(context_sentences=args.context_sentences)
     if args.context_tokens:
         base = base.with_(context_tokens=args.context_tokens)
     if args.max_tokens:
@@ -179,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             f" verified_citation={s['with_verified_citation']} gold_verified={s['gold_cited_verified']}"
             f" sentences_supported={s['sentences_supported']} first_token_median={s['first_token_median_s']}s"
             f" answer_median={s['answer_median_s']}s answer_max={s['answer_max_s']}s loops={s['loops_stopped']}"
-            f" token_limit={s['token_limit']} read_cap={s['read_cap']} errors={s['errors']}"
+            f" token_limit={s['token_limit']} read_cap={s['read_cap']} fell_back={s['fell_back']} errors={s['errors']}"
         )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -94,11 +94,12 @@ def test_stub_model_broken_and_invented_citations_never_reach_the_user(seed_sett
     assert [c.entry_id for c in answer.citations] == ["MLD-0472"]
     assert answer.citations[0].quote == GPU_DEFINITION
     prompt = stub.calls[0][-1].content
-    assert "[MLD-0472] GPU (concept)" in prompt and "Question: What is a GPU?" in prompt
+    assert "[1] GPU (concept)" in prompt and "Question: What is a GPU?" in prompt
 
 
 def test_stub_reply_without_citations_is_noted(seed_settings) -> None:
-    bot = Assistant(seed_settings, model=StubChatModel(replies=["GPUs are fast."]))
+    # with the extractive fallback off: the reply is shown as it is, noted (tests/test_answer_labels.py: on)
+    bot = Assistant(seed_settings.with_(extractive_fallback=False), model=StubChatModel(replies=["GPUs are fast."]))
     answer = bot.ask("What is a GPU?")
     assert answer.citations == []
     assert any("No claim" in note for note in answer.notes)
@@ -125,7 +126,7 @@ def test_openai_path_streams_through_the_real_client(seed_settings) -> None:
         assert path.endswith("/chat/completions")
         assert headers["authorization"] == "Bearer sk-test-secret"
         assert body["stream"] is True and body["model"] == "test-model"
-        assert "[MLD-0472] GPU (concept)" in body["messages"][-1]["content"]
+        assert "[1] GPU (concept)" in body["messages"][-1]["content"]  # the context labels entries by number
 
 
 def test_openai_rate_limit_is_retried_and_a_cut_off_stream_is_a_clear_message(seed_settings) -> None:

@@ -15,8 +15,8 @@ from assistant.cli.commands import main
 from assistant.settings import Settings
 
 PLACEHOLDERS = {
-    "answer_system": {"refusal"},
-    "answer_user": {"context", "question"},
+    "answer_system": set(),
+    "answer_user": {"context", "question", "refusal"},
     "condense": {"history", "question"},
     "refusal": set(),
     "refusal_suggestions": {"reason", "suggestions"},

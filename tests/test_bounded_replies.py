@@ -83,7 +83,8 @@ def test_the_server_receives_the_chosen_names(seed_settings, fake, choice, sent)
 
 def test_a_server_that_ignores_max_completion_tokens_is_bounded_by_max_tokens(seed_settings, fake):
     fake.script(Ramble(honours=("max_tokens",)))
-    answer = Assistant(on(seed_settings, fake, max_tokens=50)).ask(QUESTION)
+    # the reply shown as it is (the extractive fallback off), so its length can be read
+    answer = Assistant(on(seed_settings, fake, max_tokens=50, extractive_fallback=False)).ask(QUESTION)
     assert "step50" in answer.text and "step51" not in answer.text
     assert any("50-token limit (ASSISTANT_MAX_TOKENS)" in note for note in answer.notes)
     assert not any(c.supported for c in answer.citations)
@@ -119,7 +120,7 @@ def test_a_server_that_rejects_max_tokens_gets_one_line_naming_the_setting(seed_
 
 def test_a_looping_reply_stops_early_with_a_note(seed_settings, fake):
     fake.script(Loop("Question: What is a GPU? machine\n", times=2000, every=0.01))
-    bot = Assistant(on(seed_settings, fake))
+    bot = Assistant(on(seed_settings, fake, extractive_fallback=False))  # the looping text shown as cut
     bot.search(QUESTION)  # warm: the index and the encoder loaded
     started = time.monotonic()
     answer = bot.ask(QUESTION)

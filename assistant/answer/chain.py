@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 from langchain_core.prompts import ChatPromptTemplate
 
 from assistant.answer.context import own_words, pack_context
+from assistant.answer.echo import ECHO_NOTE, echoes_instructions, instruction_lines, without_echo
 from assistant.answer.followups import History, discussed, format_history, refers_back, rule_condense
-from assistant.answer.models import ChatModel
+from assistant.answer.labels import stream_ids, to_ids
+from assistant.answer.models import ChatModel, StreamCutOffError
 from assistant.answer.prompts import load_prompt, render
 from assistant.answer.refusal import Evidence, Thresholds, decide, gather
 from assistant.errors import AssistantError, ModelError
@@ -44,6 +46,11 @@ ASKS_WHAT_IT_MEANS = re.compile(
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # the answer when every sentence the model wrote cited an entry that does not say it (all were dropped)
 NOTHING_VERIFIED = "None of what the model wrote is supported by the entries it cited, so none of it is shown."
+NO_VERIFIED_CLAIM = "No claim in this answer is backed by a verified citation."
+# the note above an extractive answer shown in place of a reply that kept no verified citation
+FALLBACK_NOTE = (
+    "The model's reply kept no verified citation, so the extractive answer from the same entries is shown instead."
+)
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,7 @@ class AnswerChain:
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
                 rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
-                if rewritten.strip():
+                if rewritten.strip() and not echoes_instructions(rewritten.strip().splitlines()[0]):
                     return rewritten.strip().splitlines()[0]
             except ModelError:
                 pass
@@ -259,28 +266,39 @@ class AnswerChain:
             yield answer
             return
 
-        context, entries = pack_context(retrieval.sources, self.index, self.settings.context_tokens)
-        messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=context, question=standalone)
+        packed = pack_context(
+            retrieval.sources,
+            self.index,
+            self.settings.context_tokens,
+            question=standalone,
+            sentences=self.settings.context_sentences,
+        )
+        messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=packed.text, question=standalone)
         t0 = time.perf_counter()
         parts: list[str] = []
         reply = stream_reply(self.chat.model, messages, started=started)  # ends by the answer's deadline
         try:
-            for delta in reply:
+            for delta in stream_ids(reply, packed.labels):  # the user sees ids, never the context's labels
                 parts.append(delta)
                 yield delta
         except ModelError as error:
             # the model failed after its retries, but retrieval worked: the UI still shows the sources
             error.sources = list(retrieval.sources)
+            if isinstance(error, StreamCutOffError):
+                error.partial = to_ids(error.partial, packed.labels)
             raise
         timings["generate"] = ms(t0)
 
         t0 = time.perf_counter()
-        raw = plain("".join(parts).strip())  # read as the user will see it
+        raw = plain(to_ids("".join(parts), packed.labels).strip())  # read as the user will see it
         answer.notes.extend(reply.notes)  # a reply cut at the token limit or the character cap says so
-        if is_refusal(raw):
+        raw, echoed = without_echo(raw, instruction_lines(messages, packed.text))
+        if echoed:
+            answer.notes.append(ECHO_NOTE)
+        if (raw or not echoed) and is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:
-            verified = verify(raw, entries, self.similarity)
+            verified = verify(raw, packed.entries, self.similarity)
             answer.text, answer.citations = verified.text, verified.citations
             if verified.dropped:
                 answer.notes.append(
@@ -289,11 +307,37 @@ class AnswerChain:
             answer.notes.extend(f"Unverified sentence removed - {n}" for n in verified.unsupported)
             if not answer.text:
                 answer.text = NOTHING_VERIFIED
-            if not any(c.supported for c in answer.citations):
-                answer.notes.append("No claim in this answer is backed by a verified citation.")
+            verified_any = any(c.supported for c in answer.citations)
+            if not verified_any and not self.fall_back(answer, retrieval.sources, standalone):
+                answer.notes.append(NO_VERIFIED_CLAIM)
         timings["verify"] = ms(t0)
         timings["total"] = ms(started)
         yield answer
+
+    def fall_back(self, answer: Answer, sources: list[Source], question: str) -> bool:
+        """Show the extractive answer to the same entries in place of a reply that kept no verified citation.
+
+        Only when `Settings.extractive_fallback` is on, the model is not the extractive one already, and
+        the extractive model finds an answer whose citations verify; then the model's text and the notes
+        about its sentences give way to one note saying so (those about invented ids and the reply's
+        bounds stay: the user saw that text stream). False when nothing was replaced.
+        """
+        if not self.settings.extractive_fallback or self.chat.name == "extractive":
+            return False
+        from assistant.answer.models.extractive import extract_answer
+
+        packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
+        prompt = render("answer_user", context=packed.text, question=question, refusal=load_prompt("refusal"))
+        text = plain(to_ids(extract_answer(prompt), packed.labels).strip())
+        if is_refusal(text):
+            return False
+        verified = verify(text, packed.entries, self.similarity)
+        if not any(c.supported for c in verified.citations):
+            return False
+        kept = [n for n in answer.notes if not n.startswith("Unverified sentence removed")]  # of text not shown
+        answer.text, answer.citations = verified.text, verified.citations
+        answer.notes[:] = [*kept, FALLBACK_NOTE]
+        return True
 
 
 def is_refusal(text: str) -> bool:

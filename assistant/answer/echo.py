@@ -1,0 +1,53 @@
+"""A small base model's echo of its own prompt, told apart from an answer.
+
+Asked a question, a 270M base model continues its prompt rather than answering it: most replies
+start with the system text and "Context entries:", and asked to rewrite a follow-up it repeats the
+rewrite instruction. The chain drops such lines from a reply and refuses such a rewrite; nothing a
+capable model writes is a word-for-word line of its instructions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from langchain_core.messages import BaseMessage
+
+from assistant.answer.prompts import load_prompt
+from assistant.text import content_words
+from assistant.verify.unicode import plain
+
+ECHO_NOTE = "The model repeated lines of its instructions; they are not shown."
+
+
+def instruction_lines(messages: list[BaseMessage], context: str) -> set[str]:
+    """The prompt's own lines, context aside: the rules, the question line, the answer cue."""
+    lines: set[str] = set()
+    for message in messages:
+        text = str(message.content).replace(context, "") if context else str(message.content)
+        lines.update(plain(line).strip() for line in text.splitlines() if line.strip())
+    return lines
+
+
+def without_echo(reply: str, instructions: set[str]) -> tuple[str, bool]:
+    """The reply without the lines that repeat the prompt's own lines word for word; whether any did.
+
+    A small base model continues its prompt instead of answering it (the 270M model starts most
+    replies with the system text and "Context entries:"). Those lines are not claims and say
+    nothing the user asked, so they are not shown; an entry's sentences it copies stay, to be verified.
+    """
+    kept = [line for line in reply.split("\n") if line.strip() not in instructions]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return text, len(kept) < len(reply.split("\n"))
+
+
+def echoes_instructions(rewritten: str) -> bool:
+    """Is a follow-up's rewrite the condense prompt's own instruction, repeated or paraphrased?
+
+    A small base model continues its prompt rather than following it: asked to rewrite "and its
+    caveat?", the 270M model answered "Rewrite the following question so that it can be understood
+    without the conversation.", which was then searched for. Most of such a line's words are the
+    instruction's; the rule-based rewrite is used instead.
+    """
+    said = content_words(rewritten)
+    instruction = content_words(load_prompt("condense").split("\n", 1)[0])
+    return not said or len(said & instruction) * 2 > len(said)
