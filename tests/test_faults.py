@@ -361,7 +361,8 @@ def test_escape_sequences_in_an_entry_or_a_reply_never_reach_the_terminal(
     # a model's reply, in `ask`, `ask --json` and `chat`
     hostile = "A GPU\x1b]0;owned\x07 is a processor\x1b[2J designed for highly parallel workloads\r\x1bc [MLD-0472]."
     fake.default = Reply(hostile + "\nSecond line\x9b2J with a newline kept.")
-    use_env(monkeypatch, model_settings(seed_settings, fake))
+    # the reply itself must reach the screen escaped: the extractive fallback would show the entry instead
+    use_env(monkeypatch, model_settings(seed_settings, fake), ASSISTANT_EXTRACTIVE_FALLBACK="off")
     assert main(["ask", QUESTION]) == 0
     ask_out = capsys.readouterr().out
     assert main(["ask", QUESTION, "--json"]) == 0

@@ -40,7 +40,9 @@ def bot_saying(home: tuple[Path, tuple[Path, ...]], tmp_path: Path, *replies: st
     copy = tmp_path / "home"
     shutil.copytree(home[0], copy)
     return Assistant(
-        Settings(home=copy, knowledge=home[1], model="extractive"), model=StubChatModel(replies=list(replies))
+        # the reply's own sentences are what is verified here, so no extractive fallback replaces them
+        Settings(home=copy, knowledge=home[1], model="extractive", extractive_fallback=False),
+        model=StubChatModel(replies=list(replies)),
     )
 
 
