@@ -141,3 +141,17 @@ def test_refusals_name_what_is_missing_for_an_llm_too(tmp_path: Path) -> None:
     assert decision.refuse and decision.reason == "no entry mentions what it names"
     busy = Evidence(0.6, ungrounded=("Borgmax",), asked_besides=ASKED_BESIDES + 1)
     assert not decide(busy, Thresholds(), model_judges=True).refuse
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Dear Professor, how does Marlowe keep the key-value cache of long prompts in GPU memory?",
+    ],
+)
+def test_a_salutation_does_not_refuse_what_the_knowledge_answers(bot: Assistant, question: str) -> None:
+    # the rules alone refuse it (a name no entry mentions); the learned reader finds a refusal unlikely.
+    # A ticket id ("EST-212: how does Quillon ...") is still refused on this knowledge: the reader is not sure enough
+    answer = bot.ask(question)
+    assert not answer.refused, answer.text
+    assert any(note.startswith("No entry mentions") for note in answer.notes)  # still said

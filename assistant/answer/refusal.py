@@ -17,6 +17,11 @@ Three kinds of evidence, each cheap and each explainable to the user:
 - **retrieval confidence** (dense similarity and rarity-weighted word coverage, see
   `retrieval/search.py`): only a clear miss (an off-topic question) falls below the low threshold.
 
+The rules were read off the question sets they were fitted on. For the offline model a learned reader
+(`refusal_reader.py`) weighs the same evidence with the question's words and has the last word except
+on a clear miss (`decide`): on sets it was not fitted on it kept the rules' refusals and cut their false
+ones (docs/retrieval-stages.md, "Refusal and lists").
+
 The offline extractive model cannot judge relevance itself, so for it every rule applies. An
 LLM follows the prompt's refusal rule, so for it the gate stops only clear misses: off-topic
 questions, and values about things the knowledge never names. `scripts/calibrate_refusal.py`
@@ -27,8 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from assistant.answer import refusal_reader
 from assistant.question import value_reader
 from assistant.question.intents import ASKS_FOR_A_NAME, asking_part
 from assistant.question.names import CONFIGURATION_KEY, MONTH, named_things, names_in
@@ -165,6 +171,7 @@ class Evidence:
     unknown_names: tuple[str, ...] = ()  # names in the question no entry mentions
     ungrounded: tuple[str, ...] = ()  # things the asking sentences name that no entry mentions
     asked_besides: int = 0  # content words the asking sentences have besides the things they name
+    refuse_probability: float | None = None  # the learned reader's (`refusal_reader.py`); None without weights
 
 
 @dataclass(frozen=True)
@@ -380,7 +387,7 @@ def gather(
     unknown = 0.0
     if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w in asked if not known_word(w, document_frequency)) / len(asked)
-    return Evidence(
+    evidence = Evidence(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
@@ -389,6 +396,7 @@ def gather(
         ungrounded=missing,
         asked_besides=besides,
     )
+    return replace(evidence, refuse_probability=refusal_reader.refuse_probability(asking_part(question), evidence))
 
 
 # "nothing else was asked": on the five calibration sets the 3 answerable questions whose asking sentences
@@ -428,20 +436,58 @@ def known_word(word: str, document_frequency: Mapping[str, int]) -> bool:
 
 
 def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
-    """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself."""
+    """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself.
+
+    For the extractive model the learned reader (`refusal_reader.py`) has the last word, except on a
+    clear miss: it overrules a rule's refusal it finds unlikely (a ticket id or a salutation is a name
+    no entry mentions, and says nothing about what is asked), and refuses when it is sure where the
+    rules saw nothing, unless an entry states the kind of value asked for (`stated`). An LLM's gate stays
+    the rules' alone: the model refuses by the prompt itself."""
+    decision = decide_by_rules(evidence, thresholds, model_judges=model_judges)
+    p = evidence.refuse_probability
+    if model_judges or p is None or decision.reason in CLEAR_MISSES:
+        return decision
+    if decision.refuse and p < refusal_reader.UNLIKELY:
+        return Decision(False, "", evidence)
+    if not decision.refuse and p >= refusal_reader.SURE and not stated(evidence):
+        return Decision(True, learned_reason(evidence), evidence)
+    return decision
+
+
+def stated(e: Evidence) -> bool:
+    """Did an entry state the kind of value asked for, about the question's subject? Then the entries
+    answer, whatever the words of the question make likely ("who built Tessaly, Ada Okonkwo's group?")."""
+    return e.kind is not None and e.kind_supported
+
+
+def learned_reason(e: Evidence) -> str:
+    """The evidence that most likely made the reader refuse, said as the rules would say it."""
+    if e.ungrounded:
+        return "no entry mentions what it names"
+    if e.kind is not None and not e.kind_supported:
+        return f"no entry states the {KIND_NAMES[e.kind]} asked for"
+    return "none of its entries states what it asks"
+
+
+def decide_by_rules(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+    """The rules alone: grounding, a clear miss, unknown words, a value kind no entry states."""
     e = evidence
     if e.ungrounded and e.asked_besides <= ASKED_BESIDES:  # first: the most telling reason
         # the names go to the answer's notes, not into its text: a question's own words are never echoed
         return Decision(True, "no entry mentions what it names", e)
     if e.confidence < thresholds.clear_miss:
-        return Decision(True, "none of its entries is close to the question", e)
+        return Decision(True, CLEAR_MISS, e)
     if e.unknown_share >= thresholds.unknown_words and e.confidence < thresholds.unknown_words_confidence:
-        return Decision(True, "most of the question's words appear in none of its entries", e)
+        return Decision(True, UNKNOWN_WORDS, e)
     if e.kind is not None and not e.kind_supported and (e.unknown_names or not model_judges):
         about = f" about {', '.join(e.unknown_names)}" if e.unknown_names else ""
         return Decision(True, f"no entry states the {KIND_NAMES[e.kind]} asked for{about}", e)
     return Decision(False, "", e)
 
+
+CLEAR_MISS = "none of its entries is close to the question"
+UNKNOWN_WORDS = "most of the question's words appear in none of its entries"
+CLEAR_MISSES = (CLEAR_MISS, UNKNOWN_WORDS)  # retrieval found nothing near: no reader overrules that
 
 KIND_NAMES = {
     "price": "price",

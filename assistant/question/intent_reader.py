@@ -9,10 +9,10 @@ the calibration sets (the calibration half of realistic.jsonl, realistic-dev to 
 measured on realistic-dev5, -dev6 and the test half, which it never saw (docs/retrieval-stages.md).
 
 Alone it reads 0.859 / 0.930 / 0.756 of those three sets' questions as labelled (the patterns 0.609 /
-0.750 / 0.683). Not yet what `intents.intent_of` answers by: in place of the patterns' default reading
-(`problem`), never for names (a name question is searched among concept pages alone), it read 0.688 /
-0.828 / 0.720, but the answers composed from it were no better (test half answered with gold 0.927 ->
-0.902); docs/retrieval-stages.md has the figures.
+0.750 / 0.683). `intents.intent_of` answers by it only where the patterns fall to their default
+(`problem`) and it is sure the question asks for papers: in place of every default reading (never for
+names), it read 0.688 / 0.828 / 0.720, but the answers composed from it were no better (test half
+answered with gold 0.927 -> 0.902); docs/retrieval-stages.md has the figures.
 
 Refit with `python -m assistant.question.intent_reader` (the same files give the same weights).
 """

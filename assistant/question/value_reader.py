@@ -77,14 +77,21 @@ L2, EPOCHS, STEP = 1e-4, 1500, 4.0
 
 
 def fit_classes(
-    texts: list[str], labels: list[str], classes: tuple[str, ...]
+    texts: list[str],
+    labels: list[str],
+    classes: tuple[str, ...],
+    extra: np.ndarray | None = None,
+    l2: float = L2,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Vocabulary, weights and bias of a reader over `design`'s two views, fitted on (text, label) pairs:
-    classes weighted to balance, full-batch gradient descent from zeros, so the same rows give the same
-    weights. The value reader (`scripts/fit_value_reader.py`) and the intent reader are fitted by it."""
+    """Vocabulary, weights and bias of a reader over `design`'s two views (and `extra` columns, one row
+    per text, when given), fitted on (text, label) pairs: classes weighted to balance, full-batch
+    gradient descent from zeros, so the same rows give the same weights. The value reader
+    (`scripts/fit_value_reader.py`), the intent reader and the refusal reader are fitted by it."""
     counts = Counter(f for t in texts for f in set(features(t)))
     vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
     inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
+    if extra is not None:
+        inputs = np.concatenate([inputs, extra.astype(np.float32)], axis=1)
     indices = np.array([classes.index(label) for label in labels])
     targets = np.eye(len(classes), dtype=np.float32)[indices]
     per_class = np.bincount(indices, minlength=len(classes)).astype(np.float32)
@@ -94,7 +101,7 @@ def fit_classes(
     bias = np.zeros(len(classes), np.float32)
     for _ in range(EPOCHS):
         gradient = (probabilities(inputs, weights, bias) - targets) * sample / len(indices)
-        weights -= STEP * (inputs.T @ gradient + L2 * weights)
+        weights -= STEP * (inputs.T @ gradient + l2 * weights)
         bias -= STEP * gradient.sum(axis=0)
     return vocabulary, weights, bias
 
