@@ -449,7 +449,9 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
         return decision
     if decision.refuse and p < refusal_reader.UNLIKELY:
         return Decision(False, "", evidence)
-    if not decision.refuse and p >= refusal_reader.SURE and not stated(evidence):
+    # ASSISTANT_REFUSAL_THRESHOLD=0 asks for an answer whenever the rules allow one: the reader adds none
+    adds = thresholds.clear_miss > 0
+    if adds and not decision.refuse and p >= refusal_reader.SURE and not stated(evidence):
         return Decision(True, learned_reason(evidence), evidence)
     return decision
 
