@@ -7,10 +7,12 @@ reader is logistic regression over the asking sentences (their words and word pa
 MiniLM vector, as the value reader sees them) and the refusal evidence (retrieval confidence, the
 share of unknown words, the kind of value asked for and whether an entry states it, unknown and
 ungrounded names, what else is asked). It is fitted on the labelled questions of the realistic
-calibration sets with the evidence the mlsys index gives them (`scripts/fit_refusal_reader.py`).
+calibration sets (to realistic-dev8) and mlsys.jsonl, with the evidence the mlsys index gives them
+(`scripts/fit_refusal_reader.py`); realistic-dev9 and the test half stay out and measure it.
 
-`refusal.decide` lets it add a refusal the rules miss when it is sure (`SURE`) and overrule one of
-the rules' refusals, except a clear miss, when it finds a refusal unlikely (`UNLIKELY`).
+`refusal.decide` lets it add a refusal the rules miss when it is sure (`SURE`; not when an entry
+states the kind of value asked for, nor when ASSISTANT_REFUSAL_THRESHOLD=0) and overrule one of the
+rules' refusals, except a clear miss, when it finds a refusal unlikely (`UNLIKELY`).
 Left out of the set it is measured on, it kept the rules' recall and cut their false refusals
 (docs/retrieval-stages.md, "Refusal").
 """
