@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.question.value_reader import design, probabilities
+from assistant.question.value_reader import design, load_weights, probabilities
 
 if TYPE_CHECKING:
     from assistant.answer.refusal import Evidence
@@ -61,9 +61,7 @@ def _model() -> tuple[dict[str, int], np.ndarray, np.ndarray] | None:
     global _loaded
     with _lock:
         if _loaded is None and WEIGHTS.exists():
-            with np.load(WEIGHTS) as data:
-                vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
-                _loaded = (vocabulary, data["weights"].astype(np.float32), data["bias"].astype(np.float32))
+            _loaded = load_weights(WEIGHTS)
         return _loaded
 
 

@@ -31,8 +31,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from assistant.errors import IndexMismatchError
-from assistant.index.store import FORMAT_VERSION, REBUILD, IndexDamagedError, StoredEntry, lexical_index
+from assistant.index.store import (
+    FORMAT_VERSION,
+    REBUILD,
+    IndexDamagedError,
+    StoredEntry,
+    check_manifest,
+    lexical_index,
+)
 from assistant.text import lexical_tokens
 from assistant.types import Chunk, Entry
 
@@ -156,15 +162,7 @@ class ServerStore:
 
     def check(self, expected: dict[str, Any]) -> None:
         """Raise when the index on the server was built with other embeddings or chunking."""
-        manifest = self.manifest()
-        if manifest is None:
-            return
-        for key in ("format", "embeddings", "chunking"):
-            if manifest.get(key) != expected.get(key):
-                raise IndexMismatchError(
-                    f"The index on {self.where} was built with {key} {manifest.get(key)!r}, "
-                    f"these settings use {expected.get(key)!r} - rebuild it: assistant index --rebuild"
-                )
+        check_manifest(self.manifest(), expected, f"on {self.where}")
 
     def load(self) -> tuple[dict[str, StoredEntry], int]:
         """The committed generation's entries; read again once when a newer commit replaced it meanwhile."""

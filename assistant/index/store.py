@@ -47,6 +47,19 @@ def vector_id(chunk: Chunk, entry_hash: str) -> str:
     return f"{chunk.id}@{entry_hash[:12]}"
 
 
+def check_manifest(manifest: dict[str, Any] | None, expected: dict[str, Any], where: str) -> None:
+    """Raise when a committed index (`where` it is, for the message) was built with other embeddings or
+    chunking than these settings use; nothing before the first sync."""
+    if manifest is None:
+        return
+    for key in ("format", "embeddings", "chunking"):
+        if manifest.get(key) != expected.get(key):
+            raise IndexMismatchError(
+                f"The index {where} was built with {key} {manifest.get(key)!r}, "
+                f"these settings use {expected.get(key)!r} - rebuild it: assistant index --rebuild"
+            )
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
@@ -92,15 +105,7 @@ class Store:
 
     def check(self, expected: dict[str, Any]) -> None:
         """Raise when the index on disk was built with other embeddings or chunking."""
-        manifest = self.manifest()
-        if manifest is None:
-            return
-        for key in ("format", "embeddings", "chunking"):
-            if manifest.get(key) != expected.get(key):
-                raise IndexMismatchError(
-                    f"The index in {self.root.parent} was built with {key} {manifest.get(key)!r}, "
-                    f"these settings use {expected.get(key)!r} - rebuild it: assistant index --rebuild"
-                )
+        check_manifest(self.manifest(), expected, f"in {self.root.parent}")
 
     def load(self) -> tuple[dict[str, StoredEntry], int]:
         manifest = self.manifest()

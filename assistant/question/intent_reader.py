@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.question.value_reader import design, fit_classes, probabilities
+from assistant.question.value_reader import design, fit_classes, load_weights, probabilities
 
 WEIGHTS = Path(__file__).resolve().parent / "intent_reader.npz"
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
@@ -40,9 +40,7 @@ def _model() -> tuple[dict[str, int], np.ndarray, np.ndarray] | None:
     global _loaded
     with _lock:
         if _loaded is None and WEIGHTS.exists():
-            with np.load(WEIGHTS) as data:
-                vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
-                _loaded = (vocabulary, data["weights"].astype(np.float32), data["bias"].astype(np.float32))
+            _loaded = load_weights(WEIGHTS)
         return _loaded
 
 

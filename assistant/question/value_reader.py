@@ -106,14 +106,18 @@ def fit_classes(
     return vocabulary, weights, bias
 
 
+def load_weights(path: Path) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """A fitted reader's vocabulary (feature -> column), weights and bias, as `fit_classes` wrote them."""
+    with np.load(path) as data:
+        vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
+        return vocabulary, data["weights"].astype(np.float32), data["bias"].astype(np.float32)
+
+
 class ValueReader:
     """The fitted weights; `read` is pure, so one instance serves every thread."""
 
     def __init__(self, path: Path = WEIGHTS) -> None:
-        with np.load(path) as data:
-            self.vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
-            self.weights = data["weights"].astype(np.float32)
-            self.bias = data["bias"].astype(np.float32)
+        self.vocabulary, self.weights, self.bias = load_weights(path)
 
     def read(self, text: str) -> dict[str, float]:
         """Each kind's probability for the asking sentences `text`."""
