@@ -98,3 +98,28 @@ def test_the_answering_sentence_leads_not_the_abstracts_opening_claim() -> None:
 def test_a_contribution_that_answers_about_as_well_still_leads() -> None:
     lines = answer("a serving runtime for edge devices with long prompts?", [GENERIC_OPENER])
     assert lines[0].startswith("In this paper, we present Kestrel")
+
+
+QUOKKA = paper(
+    6,
+    "Quokka: Memory-Aware Job Placement for GPU Clusters",
+    "Large language models have achieved remarkable progress across many applications. "
+    "We present Quokka, a scheduler for GPU clusters that places jobs by their predicted memory. "
+    "Quokka predicts each job's peak memory from its first iterations. "
+    "The scheduler is written in Rust, and its logs go to the Kubernetes event stream. "
+    "It requires no historical usage logs and works from the first day of deployment.",
+)
+
+
+def test_an_answer_quotes_a_third_sentence_close_in_meaning_to_what_was_asked() -> None:
+    # the contribution leads; whether it needs old logs is said by a sentence that shares one word with the
+    # question ("logs"), as does the Rust sentence before it: the one closer in meaning is quoted, then the next
+    lines = answer(
+        "we want GPU cluster jobs placed by memory. does that need months of old logs first?", [QUOKKA, UNRELATED]
+    )
+    quokka = [line for line in lines if QUOKKA.id in line]
+    assert len(quokka) == 3, lines
+    assert quokka[0].startswith("We present Quokka")
+    assert quokka[1].startswith("It requires no historical usage logs"), lines
+    assert not any("Large language models have achieved" in line for line in lines)  # the setting answers nothing
+    assert not any("written in Rust" in line for line in lines)
