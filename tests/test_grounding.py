@@ -71,6 +71,8 @@ def test_the_specific_things_a_question_names(question: str, names: list[str]) -
         ("Who is Priya Venkataraman and what did she build?", "Priya"),
         ('What speedup over Megatron does the paper "Sparse Rings for Edge Clusters" report?', "Sparse Rings"),
         ("What did a run of Quillon cost on Azure in March 2024?", "March 2024"),
+        ("A colleague says NCCL_SOCKET_IFNAME defaults to eth0. Right?", "NCCL_SOCKET_IFNAME"),  # the claim is asked
+        ("My lead says Quillon was built at Borgmax. Is that so?", "Borgmax"),
     ],
 )
 def test_a_question_about_something_no_entry_mentions_is_refused_and_says_so(
