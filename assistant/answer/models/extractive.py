@@ -597,7 +597,7 @@ def problem_answer(question: str, views: list[EntryView], score: Scores) -> list
 def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | None]) -> list[str]:
     """More of the answering entry, up to `ENTRY_SENTENCES` in all, closest to the question first (word score
     and meaning), each sharing a word with it: a lead and one support sentence left out most of the facts an
-    asker wanted (fact recall 0.29-0.57 on the held-out sets; quoting three sentences 0.45-0.67,
+    asker wanted (fact recall 0.29-0.57 on the held-out sets; quoting three sentences 0.48-0.70,
     docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing."""
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
