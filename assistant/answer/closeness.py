@@ -24,24 +24,22 @@ ENCODER = "static"
 
 
 class Closeness:
-    """The question's closeness to sentences, each computed once (one answer's worth; not shared)."""
+    """The question's closeness to sentences (one answer's worth; not shared). The question is encoded once;
+    the caller keeps what it needs (`EntryView.meaning` asks once per entry)."""
 
     def __init__(self, question: str) -> None:
         self.question = question
         self._question_vector: Any = None
-        self._known: dict[str, float] = {}
 
     def of(self, texts: Sequence[str]) -> list[float]:
         """Cosine of each text with the question, in -1..1 (0 for an empty question)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
-        if missing:
-            import numpy as np
+        if not texts:
+            return []
+        import numpy as np
 
-            encoder = make_embedder(ENCODER)
-            if self._question_vector is None:
-                self._question_vector = np.asarray(encoder.embed_query(self.question), dtype=np.float32)
-            vectors = np.asarray(encoder.embed_documents(missing), dtype=np.float32)
-            values = np.nan_to_num(vectors @ self._question_vector)  # a text of unknown pieces only has no vector
-            for text, value in zip(missing, values, strict=True):
-                self._known[text] = float(value)
-        return [self._known[t] for t in texts]
+        encoder = make_embedder(ENCODER)
+        if self._question_vector is None:
+            self._question_vector = np.asarray(encoder.embed_query(self.question), dtype=np.float32)
+        vectors = np.asarray(encoder.embed_documents(list(texts)), dtype=np.float32)
+        values = np.nan_to_num(vectors @ self._question_vector)  # a text of unknown pieces only has no vector
+        return [float(v) for v in values]

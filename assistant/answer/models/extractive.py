@@ -160,6 +160,10 @@ class EntryView:
             self._meaning.update((id(c), v) for c, v in zip(self.sentences, values, strict=True))
         return self._meaning.get(id(sentence), 0.0)
 
+    def fit(self, sentence: Candidate, score: Scores) -> float:
+        """How well a scored sentence fits the question: its word score plus its meaning (`MEANING`)."""
+        return score[id(sentence)] + MEANING * self.meaning(sentence)
+
     @property
     def definition(self) -> Candidate | None:
         return next((c for c in self.sentences if c.position == 0), self.sentences[0] if self.sentences else None)
@@ -227,9 +231,7 @@ def best_sentence(
     background = view.background if prefer is not None else set()  # a supporting sentence may restate the problem
     counted = {id(c): BACKGROUND if id(c) in background else 1.0 for c in view.sentences if id(c) in score}
     words = {key: score[key] * share for key, share in counted.items()}
-    fit = {
-        id(c): (score[id(c)] + MEANING * view.meaning(c)) * counted[id(c)] for c in view.sentences if id(c) in counted
-    }
+    fit = {id(c): view.fit(c, score) * counted[id(c)] for c in view.sentences if id(c) in counted}
     ranked = sorted((c for c in view.sentences if id(c) in fit), key=lambda c: -fit[id(c)])
     if prefer is not None:
         # whether a sentence of the preferred shape leads is read off the word scores, as it was fitted; the
@@ -601,7 +603,7 @@ def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | 
     docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing."""
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
-    rest.sort(key=lambda c: -(score[id(c)] + MEANING * view.meaning(c)))
+    rest.sort(key=lambda c: -view.fit(c, score))
     return [cite(c.text, c.entry_id) for c in rest[: max(0, ENTRY_SENTENCES - len(quoted))]]
 
 
