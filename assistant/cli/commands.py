@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--modes",
         default="hybrid,dense,lexical",
-        help="retrieval modes to compare, comma-separated, from hybrid, dense, lexical and langchain "
-        "(the plain LangChain recipe) (default: hybrid,dense,lexical)",
+        help="retrieval modes to compare, comma-separated, from hybrid, dense, lexical, langchain and recipe-bm25 "
+        "(the plain LangChain recipe and BM25 on its splits) (default: hybrid,dense,lexical)",
     )
     p.add_argument("--baseline", type=Path, help="a previous results.json to compare against")
     p.add_argument(
@@ -309,9 +309,9 @@ def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.eval.runner import run
 
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    unknown = [m for m in modes if m not in (*RETRIEVAL_MODES, "langchain")]
+    unknown = [m for m in modes if m not in (*RETRIEVAL_MODES, "langchain", "recipe-bm25")]
     if unknown or not modes:
-        known = ", ".join((*RETRIEVAL_MODES, "langchain"))
+        known = ", ".join((*RETRIEVAL_MODES, "langchain", "recipe-bm25"))
         raise SettingsError(f"--modes {args.modes!r} is not a list of modes - use some of: {known}")
     return run(
         settings,

@@ -3,6 +3,8 @@
 RecursiveCharacterTextSplitter (1000 characters, 200 overlap) over each entry's title and
 text, a langchain-chroma vector store, `similarity_search(k=4)`. Evaluation and benchmarks
 run it on the same questions and data as the assistant, so the gap is measured, not claimed.
+`RecipeBM25` is the second peer: plain BM25 (bm25s, English stop words and stemming) over the
+same splits, so a fused search is held against each of its halves done the plain way.
 """
 
 from __future__ import annotations
@@ -87,3 +89,31 @@ class LangChainRecipe:
         """Entry ids of the k=4 nearest chunks, first occurrence kept."""
         hits = self.store().similarity_search(question, k=K)
         return list(dict.fromkeys(doc.metadata["entry_id"] for doc in hits))
+
+
+class RecipeBM25:
+    """BM25 alone over the recipe's splits: the lexical peer (`assistant eval --modes recipe-bm25`)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.recipe = LangChainRecipe(settings)  # its splits only; no vectors are built
+        self._index: Any = None
+        self._ids: list[str] = []
+
+    def _tokenize(self, texts: list[str]) -> Any:
+        import bm25s
+        import Stemmer
+
+        return bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False)
+
+    def search_ids(self, question: str) -> list[str]:
+        """Entry ids of the k=4 best-scoring splits, first occurrence kept."""
+        import bm25s
+
+        if self._index is None:
+            docs = self.recipe.documents()
+            self._ids = [d.metadata["entry_id"] for d in docs]
+            self._index = bm25s.BM25()
+            self._index.index(self._tokenize([d.page_content for d in docs]), show_progress=False)
+        k = min(K, len(self._ids))
+        rows, _ = self._index.retrieve(self._tokenize([question]), k=k, show_progress=False)
+        return list(dict.fromkeys(self._ids[int(i)] for i in rows[0]))

@@ -23,6 +23,9 @@ Answer content:
 - ``answered_with_gold`` = 1 when an answerable question was answered (not refused) and cites at
   least one gold id, else 0 (``None`` for refuse questions); ``name_in_answer`` is ``fact_recall``
   on questions whose intent is ``name`` (the fact is the concept's name).
+- ``answered_with_fact`` = 1 when ``answered_with_gold`` is 1 and the answer states at least one
+  of the facts (``fact_recall`` > 0), else 0 (``None`` without gold or facts): the fact, with a
+  right citation. Gold may name files or sections (``assistant.eval.gold``).
 - ``fact_recall`` = share of facts found in the answer text; text and fact are lower-cased,
   punctuation becomes a space and whitespace runs collapse, then a substring test
   (``None`` if there are no facts).
@@ -48,6 +51,7 @@ from typing import Any
 
 __all__ = [
     "answered_only_precision",
+    "answered_with_fact",
     "answered_with_gold",
     "citation_precision",
     "citation_recall",
@@ -151,6 +155,18 @@ def answered_with_gold(refused: bool, cited_ids: Iterable[str], gold: Iterable[s
     if not gold_set:
         return None
     return float(not refused and bool(gold_set.intersection(cited_ids)))
+
+
+def answered_with_fact(
+    refused: bool, cited_ids: Iterable[str], gold: Iterable[str], text: str, facts: Sequence[str]
+) -> float | None:
+    """1 when the answer cites a gold entry (or file) and states one of the expected facts, else 0;
+    None without gold or facts. The headline for documentation sets: the fact, with a right citation."""
+    cited = answered_with_gold(refused, cited_ids, gold)
+    recall = fact_recall(text, facts)
+    if cited is None or recall is None:
+        return None
+    return float(cited == 1.0 and recall > 0)
 
 
 def _ratio(numerator: int, denominator: int) -> float | None:

@@ -1,9 +1,12 @@
 """The question-set schema: one `Question` per JSON Lines record, checked as it is read.
 
-A record is {"id", "question", "type", "gold", "facts", "history"} plus two optional fields:
-`intent` (what the question asks for: a definition, the name of a concept, which papers, ...)
-and `split` (`calibration` or `test`: thresholds and weights are fitted on the first half and
-reported on the second). Unanswerable questions have type `refuse` and no gold.
+A record is {"id", "question", "type", "gold", "facts", "history"} plus optional fields:
+`intent` (what the question asks for: a definition, the name of a concept, which papers, ...),
+`split` (`calibration` or `test`: thresholds and weights are fitted on the first half and
+reported on the second), and a set's own labels `kind` (e.g. `howto`, `troubleshooting`: the
+report has a table per kind) and `voice` (who asks). Unanswerable questions have type `refuse` and
+no gold. Gold is an entry id, or for documents a file path relative to the indexed folder, with
+`#anchor` for one section (`assistant.eval.gold`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class Question:
     history: tuple[tuple[str, str], ...] = ()
     intent: str | None = None
     split: str | None = None
+    kind: str | None = None
+    voice: str | None = None
 
     @property
     def should_refuse(self) -> bool:
@@ -53,6 +58,16 @@ def _optional(obj: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | 
     if value not in allowed:
         raise ValueError(f"{key} {value!r} is not one of {', '.join(allowed)}")
     return str(value)
+
+
+def _label(obj: dict[str, Any], key: str) -> str | None:
+    """A free label of the set's own (`kind`, `voice`): a non-empty string or absent."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f'expected "{key}" to be a non-empty string')
+    return value.strip()
 
 
 def parse_question(obj: Any) -> Question:
@@ -86,6 +101,8 @@ def parse_question(obj: Any) -> Question:
         tuple((role, text) for role, text in history),
         _optional(obj, "intent", intents),
         _optional(obj, "split", SPLITS),
+        _label(obj, "kind"),
+        _label(obj, "voice"),
     )
 
 

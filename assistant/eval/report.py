@@ -73,6 +73,21 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             for intent, g in metrics["by_intent"].items()
         ]
         tables.append(("By intent (refused: false refusals, or refusal recall for unanswerable kinds)", header, rows))
+    if metrics.get("by_kind"):
+        header = ["kind", "n", "answered_with_fact", "answered_with_gold", "citation_recall", "recall@5", "refused"]
+        rows = [
+            [
+                kind,
+                str(g["n"]),
+                _fmt(g["answered_with_fact"]),
+                _fmt(g["answered_with_gold"]),
+                _fmt(g["citation_recall"]),
+                _fmt(g["recall@5"]),
+                _fmt(g["false_refusal_rate"] if g["n_answerable"] else g["refusal_recall"]),
+            ]
+            for kind, g in metrics["by_kind"].items()
+        ]
+        tables.append(("By kind (the set's own labels; refused as by intent)", header, rows))
     if metrics["by_mode"]:
         header = ["mode", "n", *RETRIEVAL_KEYS]
         rows = [[mode, *(_fmt(v[k]) for k in header[1:])] for mode, v in metrics["by_mode"].items()]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from assistant.errors import AssistantError
-from assistant.eval import metrics as m
+from assistant.eval.gold import resolve_all
 from assistant.eval.judge import JUDGE_LABEL, make_judge
 from assistant.eval.questions import ANSWER_INTENTS, QUESTION_TYPES, REFUSE_INTENTS, Question, load_questions
 from assistant.eval.report import console, plot_recall, report_md
@@ -53,6 +53,7 @@ class EvalResult:
     by_type: dict[str, dict[str, Any]]
     by_mode: dict[str, dict[str, Any]]
     by_intent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    by_kind: dict[str, dict[str, Any]] = field(default_factory=dict)  # the question set's own `kind` labels
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -71,12 +72,15 @@ def evaluate(
     for mode, search in (modes_search or {}).items():
         for r in results:
             if r.question.gold:
-                ranked = m.dedupe(search(r.question.question))
+                ranked = resolve_all(search(r.question.question), r.question.gold)
                 r.modes[mode] = {"retrieved": ranked[:10], **retrieval_scores(ranked, r.question.gold)}
     by_type = {t: aggregate(rs) for t in QUESTION_TYPES if (rs := [r for r in results if r.question.type == t])}
     intents = [*ANSWER_INTENTS, *REFUSE_INTENTS]
     by_intent = {i: aggregate(rs) for i in intents if (rs := [r for r in results if r.question.intent == i])}
-    return EvalResult(results, aggregate(results), by_type, by_mode(results, list(modes_search or {})), by_intent)
+    kinds = dict.fromkeys(q.kind for q in questions if q.kind)
+    by_kind = {k: aggregate([r for r in results if r.question.kind == k]) for k in kinds}
+    modes = list(modes_search or {})
+    return EvalResult(results, aggregate(results), by_type, by_mode(results, modes), by_intent, by_kind)
 
 
 def compare(baseline: dict[str, Any], current: dict[str, Any], max_drop: float) -> list[dict[str, Any]]:
@@ -139,6 +143,7 @@ def results_json(
             "by_type": result.by_type,
             "by_mode": result.by_mode,
             "by_intent": result.by_intent,
+            "by_kind": result.by_kind,
         },
         "baseline": None
         if baseline is None
@@ -199,6 +204,11 @@ def run(
             from assistant.eval.langchain_recipe import LangChainRecipe
 
             searches[mode] = LangChainRecipe(settings).search_ids
+            continue
+        if mode == "recipe-bm25":  # BM25 alone on the recipe's splits, the lexical peer
+            from assistant.eval.langchain_recipe import RecipeBM25
+
+            searches[mode] = RecipeBM25(settings).search_ids
             continue
         bot = main if mode == settings.retrieval_mode else factory(settings.with_(retrieval_mode=mode))
         searches[mode] = entry_ids_of(bot)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.eval import metrics as m
+from assistant.eval.gold import resolve_all
 from assistant.eval.questions import Question
 from assistant.figures import percentile
 from assistant.types import Answer
@@ -19,6 +20,7 @@ from assistant.types import Answer
 RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 ANSWER_KEYS = (
     "answered_with_gold",
+    "answered_with_fact",
     "name_in_answer",
     "citation_precision",
     "citation_recall",
@@ -81,6 +83,7 @@ class QuestionResult:
             "id": q.id,
             "type": q.type,
             "intent": q.intent,
+            "kind": q.kind,
             "split": q.split,
             "question": q.question,
             "history": [list(turn) for turn in q.history],
@@ -111,8 +114,8 @@ def score_question(q: Question, answer: Answer, judge_fn: JudgeFn | None = None)
         titles.setdefault(source.entry_id, source.title)
     for citation in answer.citations:
         titles.setdefault(citation.entry_id, citation.title)
-    retrieved = m.dedupe(s.entry_id for s in sources)
-    cited = m.dedupe(c.entry_id for c in answer.citations)
+    retrieved = resolve_all((s.entry_id for s in sources), q.gold)  # a file's sections count once as that file
+    cited = resolve_all((c.entry_id for c in answer.citations), q.gold)
     judged = None
     if judge_fn is not None and q.gold:
         judged = 0.0 if answer.refused else judge_fn(q, answer)
@@ -133,6 +136,7 @@ def score_question(q: Question, answer: Answer, judge_fn: JudgeFn | None = None)
             "supported_share": m.supported_share(answer.citations),
             "fact_recall": m.fact_recall(answer.text, q.facts),
             "answered_with_gold": m.answered_with_gold(answer.refused, cited, q.gold),
+            "answered_with_fact": m.answered_with_fact(answer.refused, cited, q.gold, answer.text, q.facts),
             "name_in_answer": m.fact_recall(answer.text, q.facts) if q.intent == "name" else None,
         },
         judged_llm=judged,
@@ -189,6 +193,7 @@ def aggregate(results: list[QuestionResult]) -> dict[str, Any]:
             ),
             "fact_recall": mean("fact_recall"),
             "answered_with_gold": mean("answered_with_gold"),
+            "answered_with_fact": mean("answered_with_fact"),
             "name_in_answer": mean("name_in_answer"),
             "refusal_precision": refusal["precision"],
             "refusal_recall": refusal["recall"],
