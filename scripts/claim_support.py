@@ -15,6 +15,15 @@ similarity, exactly as the chain calls it, and prints per split:
     python scripts/claim_support.py --errors calibration  # list the wrong decisions of a split
     python scripts/claim_support.py --no-embeddings       # lexical evidence only (fast)
     python scripts/claim_support.py --fit                 # grid-search the thresholds on calibration
+    python scripts/claim_support.py --claims knowledge/questions/claims-docs-dev.jsonl \
+        --docs knowledge/questions/claims-docs-dev        # claims on Markdown sections of a folder
+
+A claims file may name its entry by `entry` (an id of the seed and mlsys knowledge) or by `file` and
+`section` (a document of the `--docs` folder and the `##` heading its claim is about, "" for the text
+before the first heading): the folder is read with the product's own document readers
+(`assistant.knowledge.corpus.load_corpus`), so the entry is the one the assistant would cite. A
+heading with subheadings is several entries; the claim then cites all of them, as a model citing
+that part of the page would.
 
 `--fit` sweeps each support threshold of `assistant.verify.support` (LEXICAL_MIN, COSINE_MIN,
 IN_ENTRY_COSINE, CLOSE_COSINE, DELETION_MAX, MAX_CLOSE) over a grid, the others held at their current values, and prints
@@ -35,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from assistant.knowledge.corpus import load_corpus  # noqa: E402
+from assistant.knowledge.documents import SEPARATOR, document_id  # noqa: E402
 from assistant.types import Entry  # noqa: E402
 from assistant.verify import support  # noqa: E402
 from assistant.verify.citations import claim_with_marker, verify  # noqa: E402
@@ -93,16 +103,39 @@ def load_claims(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def section_entries(claims: list[dict], folder: Path) -> tuple[dict[str, Entry], list[str]]:
+    """Each (file, section) claim's entry ids set on it as `entries` (and `entry`, the first), read from
+    `folder` as the assistant reads it; returns the entries and the (file, section) pairs not found."""
+    entries = load_corpus([folder]).entries
+    missing = []
+    for row in claims:
+        prefix = document_id(row["file"], "")
+        ours = [e for e in entries.values() if e.id.startswith(prefix)]
+        heading = row["section"]
+        # the heading's own text and its subsections ("Heading › Sub"), also under a parent heading
+        found = [e.id for e in ours if heading in str(e.fields.get("section", "")).split(SEPARATOR)]
+        if not heading:  # the text before the first heading
+            found = [e.id for e in ours if e.id.endswith("#top")]
+        if not found:
+            missing.append(f"{row['file']} / {heading!r}")
+            continue
+        row["entries"], row["entry"] = found, found[0]
+    return entries, missing
+
+
 def judge(claims: list[dict], entries: dict[str, Entry], similarity: Similarity | None) -> list[dict]:
     """Each claim with `verified` (the verifier's decision) and its support score and quote."""
     out = []
     for row in claims:
-        entry = entries[row["entry"]]
-        text = claim_with_marker(row["claim"], f" [{entry.id}]")
+        cited = [entries[entry_id] for entry_id in row.get("entries", [row["entry"]])]
+        text = claim_with_marker(row["claim"], f" [{', '.join(e.id for e in cited)}]")
         started = time.perf_counter()
-        result = verify(text, {entry.id: entry}, similarity)
+        result = verify(text, {e.id: e for e in cited}, similarity)
         seconds = time.perf_counter() - started
-        citation = next(c for c in result.citations if c.entry_id == entry.id)
+        citation = max(
+            (c for c in result.citations if c.entry_id in row.get("entries", [row["entry"]])),
+            key=lambda c: (c.supported, c.support),
+        )
         reason = result.unsupported[0].rpartition(" (")[2].rstrip(")") if result.unsupported else ""
         out.append(
             {
@@ -125,8 +158,11 @@ def figures(judged: list[dict]) -> dict:
     faithful = [r for r in judged if r["kind"] == "faithful"]
     kinds: dict[str, Counter] = defaultdict(Counter)
     times = sorted(r["seconds"] for r in judged)
+    labels: dict[str, str] = {}
     for r in judged:
         kinds[r["kind"]]["verified" if r["verified"] else "not_verified"] += 1
+        labels[r["kind"]] = r["label"] if labels.get(r["kind"], r["label"]) == r["label"] else "mixed"
+    order = [*KINDS, *sorted(set(kinds) - set(KINDS))]
     return {
         "claims": len(judged),
         "supported": len(supported),
@@ -135,7 +171,8 @@ def figures(judged: list[dict]) -> dict:
         "precision": round(len(right) / len(verified), 4) if verified else None,
         "recall": round(len(right) / len(supported), 4) if supported else None,
         "faithful_recall": round(sum(r["verified"] for r in faithful) / len(faithful), 4) if faithful else None,
-        "kinds": {k: dict(kinds[k]) for k in KINDS if k in kinds},
+        "kinds": {k: dict(kinds[k]) for k in order if k in kinds},
+        "labels": {k: labels[k] for k in order if k in kinds},
         "ms_per_claim": round(1000 * sum(times) / len(times), 2) if times else None,
         "ms_p95": round(1000 * times[int(0.95 * (len(times) - 1))], 2) if times else None,
     }
@@ -170,7 +207,7 @@ def report(name: str, fig: dict) -> str:
         f"  {'kind':<16} {'label':<12} {'verified':>8} {'not':>5}",
     ]
     for kind, counts in fig["kinds"].items():
-        label = "supported" if kind in ("verbatim", "faithful") else "unsupported"
+        label = fig["labels"][kind]
         lines.append(f"  {kind:<16} {label:<12} {counts.get('verified', 0):>8} {counts.get('not_verified', 0):>5}")
     return "\n".join(lines)
 
@@ -178,6 +215,7 @@ def report(name: str, fig: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--claims", type=Path, default=CLAIMS)
+    parser.add_argument("--docs", type=Path, help="the folder of documents a (file, section) claims file is about")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--errors", choices=(*SPLITS, "all"), help="list the claims of a split the verifier got wrong")
     parser.add_argument("--no-embeddings", action="store_true", help="no similarity function (lexical only)")
@@ -186,7 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     claims = load_claims(args.claims)
-    entries = load_corpus(KNOWLEDGE).entries
+    if all("file" in r for r in claims):
+        if args.docs is None:
+            parser.error("a claims file of (file, section) pairs needs --docs, the folder they are in")
+        entries, missing = section_entries(claims, args.docs)
+        if missing:
+            print(f"no entry for: {'; '.join(missing)}", file=sys.stderr)
+            return 1
+    else:
+        entries = load_corpus(KNOWLEDGE).entries
     unknown = sorted({r["entry"] for r in claims} - set(entries))
     if unknown:
         print(f"unknown entry ids: {', '.join(unknown)}", file=sys.stderr)
