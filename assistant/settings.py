@@ -6,6 +6,7 @@ Nothing else in the package reads ``os.environ`` for configuration; tests build 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -81,6 +82,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 7860
     ui_auth: str | None = field(default=None, repr=False)
+    # addresses (or networks) of reverse proxies in front of the UI: only their X-Forwarded-For
+    # names the client the login throttle counts (ui/auth.py); by default the header is ignored
+    trusted_proxies: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Every value is checked here, so a bad one stops the start with one line, before any work."""
@@ -119,6 +123,14 @@ class Settings:
             raise SettingsError(
                 f"ASSISTANT_RETRIEVAL={self.retrieval_mode!r} is not known - use one of {', '.join(RETRIEVAL_MODES)}"
             )
+        for proxy in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(proxy)  # strict, as uvicorn reads it
+            except ValueError:
+                raise SettingsError(
+                    f"ASSISTANT_TRUSTED_PROXIES: {proxy!r} is not an IP address or network - "
+                    "give the proxies' addresses, comma-separated (e.g. 127.0.0.1 or 10.0.0.0/8)"
+                ) from None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -171,6 +183,7 @@ class Settings:
             host=env.get("ASSISTANT_HOST") or base.host,
             port=int(number("ASSISTANT_PORT", base.port, int)),
             ui_auth=env.get("ASSISTANT_UI_AUTH") or None,
+            trusted_proxies=tuple(p.strip() for p in env.get("ASSISTANT_TRUSTED_PROXIES", "").split(",") if p.strip()),
         )
 
     def with_(self, **changes) -> Settings:

@@ -20,7 +20,7 @@ from assistant.assistant import Assistant
 from assistant.errors import SettingsError
 from assistant.index.serving import mark_serving, unmark_serving
 from assistant.settings import Settings
-from ui.auth import LoginThrottle, middleware
+from ui.auth import LoginThrottle, middleware, trusted_proxies_for_launch
 from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
@@ -167,25 +167,26 @@ def serve(
     app = build_app(bot)
     app.queue(default_concurrency_limit=CONCURRENCY)
     try:
-        app.launch(
-            server_name=host,
-            server_port=port,
-            auth=auth,
-            share=False,
-            show_error=False,
-            prevent_thread_lock=True,
-            quiet=True,  # Gradio's own lines suggest share=True; we print the one line that matters
-            footer_links=["api"],
-            run_history=False,
-            state_session_capacity=MAX_SESSIONS,
-            enable_monitoring=False,
-            mcp_server=False,
-            ssr_mode=False,
-            theme=theme(),
-            css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
-            head=HEAD,
-            app_kwargs=middleware(),  # the client address, for the login backoff
-        )
+        with trusted_proxies_for_launch(settings.trusted_proxies):  # whose X-Forwarded-For names the client
+            app.launch(
+                server_name=host,
+                server_port=port,
+                auth=auth,
+                share=False,
+                show_error=False,
+                prevent_thread_lock=True,
+                quiet=True,  # Gradio's own lines suggest share=True; we print the one line that matters
+                footer_links=["api"],
+                run_history=False,
+                state_session_capacity=MAX_SESSIONS,
+                enable_monitoring=False,
+                mcp_server=False,
+                ssr_mode=False,
+                theme=theme(),
+                css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
+                head=HEAD,
+                app_kwargs=middleware(),  # the client address, for the login backoff
+            )
     except OSError as error:  # taken between the check and the launch
         raise SettingsError(port_in_use(host, port)) from error
     if mark_serving(settings.home, settings.knowledge) is None:
