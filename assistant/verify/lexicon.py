@@ -14,8 +14,11 @@ audit than a learned model, and each list has one job in `assistant.verify.suppo
   with the plain words an answer tends to put in their place.
 - PHRASES are rewritten before anything else ("takes advantage of" -> "leverages").
 - NEGATIONS flip the polarity of the words that follow them.
-- OPPOSITES are sides that exclude each other (fast/slow, increase/decrease, linear/quadratic);
-  a claim that states one side where its quote states another contradicts it.
+- OPPOSITES are sides that exclude each other (fast/slow, increase/decrease, linear/quadratic,
+  allowed/denied, required/optional); a claim that states one side where its quote states another
+  contradicts it.
+- UNITS join a number ("15 minutes" is 15 min, never 15 s); UNIT_WORDS are the time-unit words
+  that only the quote itself can vouch for.
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ SYNONYM_GROUPS = (
     "workload workloads task tasks job jobs work",
     "compute computation computations computing calculation calculations calculate calculates math "
     "arithmetic computational computationally",
-    "require requires required requirement requirements need needs needed demand demands necessitate",
+    "require requires required requirement requirements need needs needed demand demands necessitate "
+    "mandatory compulsory obligatory",
     "predict predicts prediction predictions estimate estimates forecast",
     "problem problems issue issues challenge challenges",
     "expensive costly pricey pricy priciest cost costs",
@@ -103,7 +107,7 @@ SYNONYM_GROUPS = (
     "establish establishes established lay lays laid",
     "run runs running execute executes executed execution",
     "outperform outperforms beat beats surpass surpasses",
-    "exceed exceeds exceeding beyond",
+    "exceed exceeds exceeded exceeding beyond above",
     "comparable similar equivalent",
     "tool tools utility utilities",
     "additional extra",
@@ -115,6 +119,28 @@ SYNONYM_GROUPS = (
     "limit limits limited limitation limitations constrain constrained constraint constraints restrict "
     "restricted bound bounded cap caps capped",
     "concurrent concurrently parallel simultaneous simultaneously",
+    # time units, with their "every ..." adverbs: "every day" is "daily", never "weekly" (see UNIT_WORDS)
+    "second seconds",
+    "minute minutes",
+    "hour hours hourly",
+    "day days daily",
+    "night nights nightly",
+    "week weeks weekly",
+    "month months monthly",
+    "quarter quarters quarterly",
+    "year years yearly annual annually",
+)
+# words that name a unit of time: said by the quote or not at all (the embedding puts "minutes" next to
+# "seconds" and "weekly" next to "daily", and a paraphrase never converts one into another)
+# words that say when rather than who or what: never a participant of a predicate (`roles`)
+TIME_WORDS = _words(
+    """every each once twice per utc gmt monday tuesday wednesday thursday friday saturday sunday morning
+    evening midnight noon"""
+)
+UNIT_WORDS = _words(
+    """second seconds minute minutes hour hours hourly day days daily night nights nightly week weeks weekly
+    month months monthly quarter quarters quarterly year years yearly annual annually weekday weekdays
+    weekend weekends"""
 )
 
 # each group: words an answer may use for one another (not transitive across groups); the words
@@ -241,6 +267,23 @@ OPPOSITE_GROUPS = (
     ),
     ("input inputs", "output outputs"),
     ("true", "false"),
+    # what a rule, a check or a setting does: an answer that flips it says the opposite of the page
+    (
+        "allow allows allowed allowing permit permits permitted",
+        "deny denies denied block blocks blocked forbid forbids forbidden prohibit prohibits prohibited "
+        "disallow disallows disallowed reject rejects rejected refuse refuses refused",
+    ),
+    ("accept accepts accepted accepting", "reject rejects rejected rejecting refuse refuses refused"),
+    ("enable enables enabled enabling", "disable disables disabled disabling"),
+    ("required require requires mandatory compulsory obligatory", "optional"),
+    ("automatic automatically auto", "manual manually"),
+    ("inbound incoming ingress", "outbound outgoing egress"),
+    ("internal private", "external public"),
+    ("same identical", "different distinct"),
+    ("primary", "secondary"),
+    ("weekday weekdays", "weekend weekends"),
+    ("online", "offline"),
+    ("local locally", "global globally remote remotely"),
 )
 # un-/in-/non- words whose base is also a word: "unlabeled" opposes "labeled"
 NEGATIVE_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis")
@@ -282,6 +325,35 @@ UNITS = {
     "ms": "ms",
     "millisecond": "ms",
     "milliseconds": "ms",
+    # time: "5 seconds" is not "5 minutes"
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "day": "day",
+    "days": "day",
+    "week": "week",
+    "weeks": "week",
+    "month": "month",
+    "months": "month",
+    "quarter": "quarter",
+    "quarters": "quarter",
+    "year": "year",
+    "years": "year",
+    # rates (`normalise` writes "Gb/s" as "gbps"): a 400 Gb/s link is not a 400 Mb/s one
+    "kbps": "kb/s",
+    "mbps": "mb/s",
+    "gbps": "gb/s",
+    "tbps": "tb/s",
 }
 # acronyms common enough that an entry may spell them out without defining them
 ACRONYMS = {

@@ -10,21 +10,27 @@ the check reads the order of content words around a shared predicate:
 - each side's argument groups are the nearest `WINDOW` content words before and after it (the
   entry's subject counts as said before the quote when the quote leaves it out: "Accelerate
   neural-network training" on the GPU page is said of GPUs);
-- a passive with an agent ("X is caused by Y", "X is tackled by Y") is read in the active order
-  ("Y causes X"); "reduced by 40%" has no agent;
+- a passive with an agent ("X is caused by Y", "X is reviewed every quarter by Y") is read in the
+  active order ("Y causes X"); "reduced by 40%" has no agent;
 - the claim swaps roles when, for some pivot, words before it in the claim are after it in the
   quote and words after it are before it, and these crossings outnumber the words that kept their
   side. A clause moved as a whole ("To reduce X, Y does Z") crosses on one side only, and is fine.
 
 Symmetric predicates ("overlaps X with Y", "differs from", "between") and list items (a pivot
 next to "and", "or" or a comma) are never pivots: their order carries no role.
+
+A claim may also put another participant in a role (`substituted_argument`): "The platform team owns
+the Loki cluster" against "The observability team owns the Loki cluster", when the page gives the
+platform team something else to own in another sentence.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
+
+from assistant.verify.lexicon import TIME_WORDS, UNIT_WORDS
 
 
 def words(text: str) -> frozenset[str]:
@@ -32,6 +38,8 @@ def words(text: str) -> frozenset[str]:
 
 
 WINDOW = 4  # content words either side of the pivot that make up its arguments
+PARTICIPANT = 3  # content words of a side that `substituted_argument` reads as one participant
+SHORT = 8  # content words of a sentence that `substituted_argument` reads as one fact
 BE = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 # participles that do not end in -ed or -en, and the -en ones whose stem is not the verb's
 IRREGULAR = {
@@ -113,20 +121,28 @@ def verb_key(word: Word) -> str:
 
 
 def swapped_roles(
-    claim: Sequence[Word], quote: Sequence[Word], text: str, quote_text: str, subject: Iterable[str] = ()
+    claim: Sequence[Word],
+    quote: Sequence[Word],
+    text: str,
+    quote_text: str,
+    subject: Iterable[str] = (),
+    clause_of: tuple[Mapping[int, int], Mapping[int, int]] | None = None,
 ) -> str | None:
     """Why the claim reverses who does what to whom in the quote, or None when it does not.
 
     A pivot the quote has more than once ("reduces ... minimize" of one synonym group) must be
-    crossed at every place it reads as a verb there.
+    crossed at every place it reads as a verb there. `clause_of` (token index -> clause, for claim
+    and quote) keeps a pivot's sides within its clause: "The artifact cache is served on port 5000,
+    and the metrics exporter on port 9100" says the same as the quote in the other order.
     """
+    claim_clauses, quote_clauses = clause_of or ({}, {})
     subject = frozenset(subject)
     implied = subject - {t.key for t in quote}  # said of the entry's subject, which the sentence leaves out
     quote_sides: dict[str, list[Sides]] = {}
-    for key, sides in sides_by_pivot(quote, quote_text, unique=False):
+    for key, sides in sides_by_pivot(quote, quote_text, unique=False, clause_of=quote_clauses):
         if sides[2]:
             quote_sides.setdefault(key, []).append(sides)
-    for pivot, (before, after, verb) in sides_by_pivot(claim, text, unique=True):
+    for pivot, (before, after, verb) in sides_by_pivot(claim, text, unique=True, clause_of=claim_clauses):
         if not verb or pivot not in quote_sides:
             continue
         reasons = [
@@ -162,16 +178,21 @@ def words_of(tokens: Sequence[Word], keys: frozenset[str]) -> str:
     return " ".join(dict.fromkeys(t.text for t in tokens if t.key in keys)) or " ".join(sorted(keys))
 
 
-def sides_by_pivot(tokens: Sequence[Word], text: str, unique: bool) -> list[tuple[str, Sides]]:
-    """For each possible pivot (by its verb key): the keys of the content words before and after it,
-    in active order, and whether it reads as a verb here (it must on both sides); with `unique`,
-    only the words the text has once."""
-    content = [t for t in tokens if t.content and t.number is None]
+def sides_by_pivot(
+    tokens: Sequence[Word], text: str, unique: bool, clause_of: Mapping[int, int] | None = None
+) -> list[tuple[str, Sides]]:
+    """For each possible pivot (by its verb key): the keys of the content words before and after it
+    (in its clause, when `clause_of` says where each token is), in active order, and whether it reads
+    as a verb here (it must on both sides); with `unique`, only the words the text has once."""
+    clause_of = clause_of or {}
+    every = [t for t in tokens if t.content and t.number is None]
     seen: dict[str, int] = {}
-    for t in content:
+    for t in every:
         seen[verb_key(t)] = seen.get(verb_key(t), 0) + 1
     out = []
-    for position, pivot in enumerate(content):
+    for pivot in every:
+        content = [t for t in every if clause_of.get(t.index, 0) == clause_of.get(pivot.index, 0)]
+        position = content.index(pivot)
         key = verb_key(pivot)
         if (unique and seen[key] > 1) or pivot.name or pivot.low in SYMMETRIC:
             continue
@@ -189,8 +210,9 @@ def sides_by_pivot(tokens: Sequence[Word], text: str, unique: bool) -> list[tupl
 
 
 def argument(word: Word, pivot: str) -> bool:
-    """A word that names a participant (not the pivot itself, not an adverb)."""
-    return word.key != pivot and not word.low.endswith("ly")
+    """A word that names a participant (not the pivot itself, not an adverb, not when it happens:
+    "Every night at 02:00 UTC, full backups are run" has the roles of "Full backups run every night")."""
+    return word.key != pivot and not word.low.endswith("ly") and word.low not in UNIT_WORDS | TIME_WORDS
 
 
 def verb_like(word: Word, tokens: Sequence[Word], text: str) -> bool:
@@ -235,7 +257,59 @@ def agent_follows(word: Word, tokens: Sequence[Word]) -> bool:
     earlier = [t.low for t in tokens[max(0, i - 3) : i]]
     if not any(w in BE for w in earlier):
         return False
-    following = tokens[i + 1 : i + 3]
+    j = i + 1  # "reviewed every quarter by", "rotated every 90 days by": the agent after a time or an adverb
+    while j < min(len(tokens), i + 4) and tokens[j].low != "by" and adverbial(tokens[j]):
+        j += 1
+    following = tokens[j : j + 2]
     if not following or following[0].low != "by":
         return False
     return len(following) < 2 or following[1].number is None  # "reduced by 40%" names no agent
+
+
+def participants(tokens: Sequence[Word], keys: frozenset[str], text: str) -> frozenset[str]:
+    """The keys that name who or what (not a verb, not a light word such as "often" or "example")."""
+    return frozenset(
+        t.key
+        for t in tokens
+        if t.key in keys and getattr(t, "weight", 1.0) == 1.0 and (t.name or not verb_like(t, tokens, text))
+    )
+
+
+def adverbial(word: Word) -> bool:
+    """A word that may stand between a participle and its agent: a number, a time unit, an adverb, a
+    function word ("every", "once", "a")."""
+    return word.number is not None or word.low in UNIT_WORDS | TIME_WORDS or word.low.endswith("ly") or not word.content
+
+
+def substituted_argument(
+    claim: Sequence[Word],
+    quote: Sequence[Word],
+    text: str,
+    quote_text: str,
+    others: Iterable[frozenset[str]],
+    subject: Iterable[str] = (),
+) -> str | None:
+    """Why the claim gives a role of the quote's predicate to someone another sentence of the entry
+    names, or None: "The platform team owns the Loki cluster" against "The observability team owns
+    the Loki cluster" when the platform team owns something else on the page. `others` are the keys of
+    the entry's other sentences. Only short sentences (up to `SHORT` content words, claim and quote
+    alike: "The observability team owns the Loki cluster", not an abstract's, where a plural noun
+    reads like a verb) and short participants (up to `PARTICIPANT` content words on a side: "the
+    security lead") are compared, and never the entry's subject, which any sentence may be about."""
+    if max(sum(t.content for t in claim), sum(t.content for t in quote)) > SHORT:
+        return None
+    own = frozenset(t.key for t in quote)
+    subject = frozenset(subject)
+    quote_sides = {key: sides for key, sides in sides_by_pivot(quote, quote_text, unique=False) if sides[2]}
+    for pivot, (before, after, verb) in sides_by_pivot(claim, text, unique=True):
+        if not verb or pivot not in quote_sides:
+            continue
+        q_before, q_after, _ = quote_sides[pivot]
+        for side, q_side in ((before, q_before), (after, q_after)):
+            if len(side) > PARTICIPANT or len(q_side) > PARTICIPANT:
+                continue
+            added = participants(claim, side - q_side - own - subject, text)
+            left = participants(quote, q_side - side - subject, quote_text)
+            if added and left and any(added <= keys for keys in others):
+                return f"says {words_of(claim, added)} where the quote says {' '.join(sorted(left))}"
+    return None

@@ -40,6 +40,8 @@ from functools import lru_cache
 
 from assistant.text import STOPWORDS, split_sentences, stem
 from assistant.types import Entry
+from assistant.verify.clauses import clause_index, mixed_clauses
+from assistant.verify.instructions import is_instruction
 from assistant.verify.lexicon import (
     ACRONYMS,
     FRAMING,
@@ -52,13 +54,14 @@ from assistant.verify.lexicon import (
     PHRASES,
     REFERENTS,
     REFERRING,
+    UNIT_WORDS,
     UNITS,
     canonical_stems,
     canonical_words,
     opposite_index,
     related_index,
 )
-from assistant.verify.roles import swapped_roles
+from assistant.verify.roles import substituted_argument, swapped_roles
 from assistant.verify.unicode import plain
 
 Similarity = Callable[[str, list[str]], list[float]]
@@ -175,6 +178,9 @@ def normalise(text: str) -> str:
     text = text.replace("\\%", "%").replace("$", "").replace("~", " ").replace("\\", " ")
     text = re.sub(r"[–—]|--", "-", text)
     text = re.sub(r"(?<![\w.])([A-Za-z]+)-(\d)", r"\1\2", text)  # ns-3, GPT-4: identifiers, not the number 3
+    text = re.sub(
+        r"(?<![A-Za-z])([KMGTkmgt])(?:b|B|bit)(?:/s|ps)\b", r"\1bps", text
+    )  # 400 Gb/s, 400 Gbps, 400 Gbit/s: a rate
     text = re.sub(r"\b(can)'t\b|\b(ca)n't\b", r"\1\2 not", text, flags=re.I)
     text = re.sub(r"\bwon't\b", "will not", text, flags=re.I)
     text = re.sub(r"n't\b", " not", text)
@@ -243,7 +249,9 @@ def tokenize(text: str) -> list[Token]:
                 unit, skip = UNITS[following], True
             out.append(Token(raw, low, low, len(out), (float(number.group(1)), unit)))
         elif low in NUMBER_WORDS:
-            out.append(Token(raw, low, low, len(out), (NUMBER_WORDS[low], "")))
+            following = matches[position + 1].group().lower() if position + 1 < len(matches) else ""
+            unit, skip = (UNITS[following], True) if following in UNITS and following.isalpha() else ("", False)
+            out.append(Token(raw, low, low, len(out), (NUMBER_WORDS[low], unit)))
         else:
             starts = match.start() == 0 or re.search(r"[:;.!?]\s*$", text[: match.start()]) is not None
             name = len(raw) > 1 and (
@@ -289,7 +297,7 @@ def view(entry_id: str, title: str, text: str, kind: str) -> EntryView:
     for line_number, line in enumerate(text.splitlines()):
         previous: list[Token] = []
         for sentence in split_sentences(line):
-            if sentence == title:
+            if sentence == title or is_instruction(sentence):  # an order to the reader states no fact
                 continue
             tokens = tuple(tokenize(sentence))
             own = {t.key for t in tokens if t.number is None} | {t.compound for t in tokens} - {""}
@@ -350,7 +358,7 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
         claim = claim[len(entry.title) + 1 :].strip() or claim
     said = " ".join(plain(claim).split()).casefold()
     for line in split_sentences(entry.text):  # a quoted sentence (the extractive model's answers) needs no checks
-        if line != entry.title and " ".join(plain(line).split()).casefold() == said:
+        if line != entry.title and not is_instruction(line) and " ".join(plain(line).split()).casefold() == said:
             return Judgement(line, 1.0)
     entry_view = view(entry.id, entry.title, entry.text, entry.kind)
     tokens = tokenize(claim)
@@ -363,13 +371,28 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
 
     vetoes = [f"names {t.text}, which the quote does not" for t in words if t.name and not has_name(t, keys, lows)]
     vetoes += [f"says {t.text}, which the quote does not" for t in numbers if not has_number(t, span)]
+    claim_text = normalise(claim)
     for sentence in span:
         vetoes += polarity_clash(tokens, sentence, subject_of(sentence, entry_view))
         vetoes += swapped_bindings(tokens, sentence, entry_view.subject)
+        mixed = mixed_clauses(tokens, claim_text, list(sentence.tokens), sentence.normal, opposed)
+        if mixed:
+            vetoes.append(mixed)
     first = span[0]
-    roles = swapped_roles(tokens, list(first.tokens), normalise(claim), first.normal, subject_of(first, entry_view))
+    clause_of = (clause_index(tokens, claim_text), clause_index(first.tokens, first.normal))
+    roles = swapped_roles(
+        tokens, list(first.tokens), claim_text, first.normal, subject_of(first, entry_view), clause_of
+    )
     if roles:
         vetoes.append(roles)
+    for sentence in span:
+        others = [s.keys for s in entry_view.sentences if s is not sentence]
+        other = substituted_argument(
+            tokens, list(sentence.tokens), claim_text, sentence.normal, others, subject_of(sentence, entry_view)
+        )
+        if other:
+            vetoes.append(other)
+            break
 
     claim_keys = {t.key for t in words} | {t.compound for t in words} - {""}
     span_text = " ".join(focus(s, claim_keys, {t.number for t in numbers}) for s in span)
@@ -419,10 +442,16 @@ def cover(
         if token.index in credit:
             continue
         other_form = not token.name and any(same_word(o, f) for o in own for f in forms)
-        if other_form or refers(token, tokens, entry_view.keys):
+        if other_form or (refers(token, tokens, entry_view.keys) and not replaces(token, tokens, keys, span)):
             credit[token.index] = 1.0
     loose = [
-        t for t in words if t.index not in credit and not t.name and t.low not in OPPOSITES and t.key not in subject
+        t
+        for t in words
+        if t.index not in credit
+        and not t.name
+        and t.low not in OPPOSITES
+        and t.low not in UNIT_WORDS
+        and t.key not in subject
     ]
     heavy = [t for t in loose if t.weight == 1.0]
     # the embedding only fills gaps in a claim the span already says most of, word for word
@@ -636,6 +665,17 @@ def opposites(token: Token, sentence: Sentence, claim_lows: set[str]) -> list[To
             if prefixed == prefix + base and len(base) >= 4:
                 found.append(other)
     return found
+
+
+def opposed(word: str, other: str) -> bool:
+    """Are the two words on different sides of an opposition ("required"/"optional", "labeled"/"unlabeled")?
+    With `other` empty: is the word on a side of one at all?"""
+    sides = OPPOSITES.get(word, [])
+    if not other:
+        return bool(sides)
+    if any(g == h and s != t for g, s in sides for h, t in OPPOSITES.get(other, [])):
+        return True
+    return any(other == p + word or word == p + other for p in NEGATIVE_PREFIXES)
 
 
 def tied(token: Token, claim: list[Token], other: Token, sentence: Sentence) -> bool:
