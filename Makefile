@@ -55,8 +55,9 @@ lint: $(VENV)/.dev
 index: $(VENV)/.runtime
 	$(VENV)/bin/assistant index
 
-eval: $(VENV)/.runtime       ## both question sets with the offline model
-	$(VENV)/bin/assistant eval --questions knowledge/questions/seed.jsonl --out results/seed
+eval: $(VENV)/.runtime       ## both question sets with the offline model, each in a home of its own
+	ASSISTANT_HOME=.assistant-seed ASSISTANT_KNOWLEDGE=knowledge/seed \
+	  $(VENV)/bin/assistant eval --questions knowledge/questions/seed.jsonl --out results/seed
 	ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys \
 	  $(VENV)/bin/assistant eval --questions knowledge/questions/mlsys.jsonl --out results/mlsys
 

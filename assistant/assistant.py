@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,13 +74,15 @@ class Assistant:
         rebuild: bool = False,
         progress: bool | None = None,
         allow_removal: bool = False,
+        announce: Callable[[], None] | None = None,
     ) -> SyncReport:
         """Sync the knowledge into the index; returns counts of what changed.
 
         `paths` become the knowledge this home follows (recorded in the manifest as absolute paths, so
         later starts without ASSISTANT_KNOWLEDGE follow them from any folder). A path that does not
-        exist or cannot be read is a SettingsError before anything changes, and a sync whose knowledge
-        yields no entries refuses to empty the index (`RemovalRefused`) unless `allow_removal`.
+        exist or cannot be read is a SettingsError before anything changes, and a sync that would remove
+        more than half of the index by mistake refuses (`assistant.index.removal_guard`) unless `allow_removal`.
+        `announce` is called once the sync has passed its checks, before it changes anything.
         """
         given = None if paths is None else [Path(p) for p in paths]
         problem = knowledge_problem(given, "check the path") if given else knowledge_problem(self.settings.knowledge)
@@ -88,7 +90,9 @@ class Assistant:
             raise SettingsError(problem)
         if given is not None:
             given = [p if p.is_absolute() else p.absolute() for p in given]
-        report = self._index.sync(given, rebuild=rebuild, progress=progress, allow_removal=allow_removal)
+        report = self._index.sync(
+            given, rebuild=rebuild, progress=progress, allow_removal=allow_removal, announce=announce
+        )
         if given is not None:
             self.settings = self.settings.with_(knowledge=tuple(given))
             self._index.settings = self.settings
@@ -111,11 +115,14 @@ class Assistant:
         if problem:
             raise SettingsError(problem)
         check_not_served_otherwise(self.settings.home, self.settings.knowledge)  # before saying it indexes
-        log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
+
+        def announce() -> None:  # once the sync is sure to run: a refusal is the one line said
+            log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
+
         try:
-            report = self.index()
-        except RemovalRefused as refused:  # the knowledge yields nothing: keep answering from what is indexed
-            log.warning("%s", str(refused).split(" - ")[0] + " - answering from the index as it was")
+            report = self.index(announce=announce)
+        except RemovalRefused as refused:  # most of the knowledge is gone: keep answering from what is indexed
+            log.warning("%s", str(refused).replace("nothing was changed", "answering from the index as it was"))
             return None
         except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
             if self._index.is_empty or not (

@@ -89,17 +89,17 @@ def test_the_path_indexed_is_the_knowledge_the_home_follows(
     assert code == 0 and "the index is healthy" in out, out + err
 
 
-def test_knowledge_named_in_the_environment_still_wins(
+def test_knowledge_named_in_the_environment_never_replaces_the_indexed_path(
     seeded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wiki = write_wiki(tmp_path / "wiki")
     monkeypatch.setenv("ASSISTANT_KNOWLEDGE", "knowledge/seed")
     code, out, err = run(capsys, "index", str(wiki))
     assert code == 0
-    assert "ASSISTANT_KNOWLEDGE is set, so ask, chat and serve will sync back to it" in err
+    assert "ASSISTANT_KNOWLEDGE names other knowledge" in err and f"unset it to follow {wiki.as_posix()}" in err
     code, out, err = run(capsys, "ask", "What is a GPU?", "--json")
-    assert code == 0 and "MLD-0472" in {c["entry_id"] for c in json.loads(out)["citations"]}
-    assert len(entries(seeded)) == SEED_ENTRIES
+    assert code == 1 and out == "" and "assistant index knowledge/seed --yes" in err
+    assert len(entries(seeded)) == 12
 
 
 def test_a_start_on_knowledge_that_yields_nothing_answers_from_the_index(

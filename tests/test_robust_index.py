@@ -283,7 +283,7 @@ def test_kill_9_right_after_the_commit_leaves_orphans_and_old_files_that_the_nex
     pack_vectors = {v for e, item in with_pack.entries.items() if e.startswith("arxiv:") for v in item.vector_ids()}
     assert len(pack_vectors) > 500
 
-    proc = start_cli(cli, "index", str(cli.seed), die_after_commit=True)
+    proc = start_cli(cli, "index", str(cli.seed), "--yes", die_after_commit=True)  # removes most: said on purpose
     code, _, err = finish(proc)
     assert code == -signal.SIGKILL, err
     index = cli.open()

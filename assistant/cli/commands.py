@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -189,6 +190,7 @@ def with_model(settings: Settings, model: str) -> Settings:
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.assistant import Assistant
+    from assistant.index.serving import knowledge_key
 
     bot = Assistant(settings, auto_index=False)
     report = bot.index(args.paths or None, rebuild=args.rebuild, allow_removal=args.yes)
@@ -204,13 +206,13 @@ def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     print(report.summary())
     if args.paths:
         followed = ":".join(Path(p).as_posix() for p in args.paths)
-        if settings.follows_home:
+        if settings.follows_home or knowledge_key(settings.knowledge) == knowledge_key(args.paths):
             print(terminal_text(f"this home now follows {followed} (ask, chat and serve use it)"))
         else:
             print(
                 terminal_text(
-                    "note: ASSISTANT_KNOWLEDGE is set, so ask, chat and serve will sync back to it; "
-                    f"unset it to follow {followed}"
+                    "note: ASSISTANT_KNOWLEDGE names other knowledge, which ask, chat and serve will not put "
+                    f"in place of this index; unset it to follow {followed}"
                 ),
                 file=sys.stderr,
             )
@@ -301,12 +303,28 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from ui.app import serve
 
+    stop_cleanly_on(signal.SIGTERM)  # as Ctrl-C does: the server closes and removes its serving marker
     serve(settings.with_(sync_at_start=False) if args.no_sync else settings, args.host, args.port)
     return 0
 
 
+def stop_cleanly_on(signum: signal.Signals) -> None:
+    """Turn `signum` (whose default ends the process on the spot) into SystemExit, so `finally` blocks
+    and exit handlers run: a service manager's stop leaves no `serving.json` behind."""
+
+    def stop(received: int, _frame: object) -> None:
+        raise SystemExit(128 + received)
+
+    signal.signal(signum, stop)
+
+
 def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
     from assistant.eval.runner import run
+    from assistant.index.freshness import followed_knowledge
+
+    # the knowledge scored is the knowledge results.json names: what this home follows, unless
+    # ASSISTANT_KNOWLEDGE names other (then a home that follows other knowledge refuses, never switches)
+    settings = followed_knowledge(settings)
 
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
     unknown = [m for m in modes if m not in (*RETRIEVAL_MODES, "langchain", "recipe-bm25")]

@@ -23,10 +23,10 @@ from urllib.parse import urlparse
 
 from assistant.errors import AssistantError, IndexUnavailableError
 from assistant.index.chroma_embedding import ChromaEmbeddingFunction
-from assistant.index.read_copy import copy_to_temporary, is_read_only, space_needed
+from assistant.index.read_copy import copy_to_temporary, is_read_only, low_on_space, space_needed
 from assistant.index.server_store import ServerStore
 from assistant.index.store import REBUILD, Store
-from assistant.index.writer import WriteStalled, is_disk_full
+from assistant.index.writer import DiskFullError, WriteStalled, is_disk_full
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
 from assistant.types import Chunk
@@ -52,6 +52,7 @@ class ChromaConnection:
     _fresh_collection: bool
     _by_vector: dict[str, Chunk]
     read_copy_note: str | None
+    _syncing: bool  # a sync runs: reads go to the home's Chroma, never to a copy it would not write
 
     if TYPE_CHECKING:
 
@@ -92,7 +93,8 @@ class ChromaConnection:
                 try:
                     client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
                 except Exception as error:
-                    if not (is_disk_full(error) or is_read_only(error)) or not (path / "chroma.sqlite3").exists():
+                    copyable = (is_disk_full(error) or is_read_only(error)) and (path / "chroma.sqlite3").exists()
+                    if not copyable or self._syncing:  # a sync must write the home's own Chroma, or fail
                         raise
                     self._forget_client()
                     client = self._open_copy(path, error, chromadb.PersistentClient, chroma_settings)
@@ -122,10 +124,10 @@ class ChromaConnection:
         if isinstance(error, IndexUnavailableError):
             return error
         url = self.settings.chroma_url
-        if is_disk_full(error):
+        if is_disk_full(error) or (not url and low_on_space(self.store.root)):
             where = f"the Chroma server at {strip_userinfo(url)}" if url else f"the index in {self.store.root}"
             need = "" if url else f"; {space_needed(self.store.root)}"
-            return IndexUnavailableError(
+            return DiskFullError(
                 f"The disk is full: {where} cannot store more ({type(error).__name__}{need}) - "
                 "free some space, then run: assistant index (the previous index still answers)"
             )
@@ -146,6 +148,34 @@ class ChromaConnection:
             + (f": {detail}" if detail else "")
             + f") - {REBUILD}"
         )
+
+    def _read(self, call: Callable[[Any], Any]) -> Any:
+        """`call(collection)`, a read of the vector collection. When it fails because the home's disk is
+        full (embedded Chroma applies its log before it reads, and cannot apply the log of a write that
+        failed for lack of space), the committed index keeps answering from a copy (`read_copy`)."""
+        try:
+            return call(self.collection())
+        except AssistantError:
+            raise
+        except Exception as error:
+            failure = self._unavailable(error)
+            if not isinstance(failure, DiskFullError) or self.settings.chroma_url or self._syncing:
+                self._reconnect_later()
+                raise failure from error
+            if self.read_copy_note is not None:  # already a copy: nothing left to fall back on
+                raise failure from error
+            import chromadb
+            from chromadb.config import Settings as ChromaSettings
+
+            self._forget_client()
+            try:
+                self._chroma_client = self._open_copy(
+                    self.chroma_path, failure, chromadb.PersistentClient, ChromaSettings(anonymized_telemetry=False)
+                )
+            except Exception:  # no room anywhere for a copy: the full disk is the one thing to fix
+                self._forget_client()
+                raise failure from error
+        return self._chroma(lambda: call(self.collection()))
 
     def _chroma(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A Chroma call whose failure becomes one IndexUnavailableError line."""

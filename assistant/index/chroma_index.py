@@ -42,14 +42,16 @@ from assistant.index.embeddings import (
     shipped_encoder,
 )
 from assistant.index.freshness import as_now, fingerprints, knowledge_names, stale_reason
+from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
+from assistant.index.removal_guard import check_removal
 from assistant.index.search_primitives import SearchPrimitives
 from assistant.index.server_store import ServerStore, cached_lexical
 from assistant.index.serving import check_not_served_otherwise
 from assistant.index.store import Store, StoredEntry, lexical_index, vector_id
-from assistant.index.sync_report import RemovalRefused, SyncReport, entry_hash
+from assistant.index.sync_report import RemovalRefused, SyncReport, entry_hash  # noqa: F401 (re-exported)
 from assistant.index.writer import BackgroundWriter, is_disk_full
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.knowledge.asked_as import descriptions_of, sources_of, with_descriptions
@@ -90,6 +92,7 @@ class Index(ChromaConnection, SearchPrimitives):
         self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
         self.write_timeout = WRITE_TIMEOUT
         self.read_copy_note: str | None = None  # set when Chroma is searched from a copy (`read_copy`)
+        self._syncing = False
         self._fresh_collection = False  # a rebuild against a server: vectors go to a new collection
         self.reload()
 
@@ -190,7 +193,11 @@ class Index(ChromaConnection, SearchPrimitives):
         """
         if self.mismatch is not None:
             return None  # built with other settings: a sync would refuse; using it names the fix
-        return stale_reason(self.store.manifest(), self.settings.knowledge)
+        return stale_reason(self.store.manifest(), self.settings.knowledge, self.own_file)
+
+    def own_file(self, path: Path) -> bool:
+        """Whether `path` is one of the files this home's index wrote (never read as knowledge)."""
+        return written_by_assistant(Path(self.settings.home))(path)
 
     def entry(self, entry_id: str) -> Entry | None:
         item = self.entries.get(entry_id)
@@ -216,12 +223,15 @@ class Index(ChromaConnection, SearchPrimitives):
         progress: bool | None = None,
         on_embedded: Callable[[int], None] | None = None,
         allow_removal: bool = False,
+        announce: Callable[[], None] | None = None,
     ) -> SyncReport:
         """Make the index match the knowledge under `paths` (default: settings.knowledge).
 
         Holds the home's sync lock throughout; another sync waits up to `lock_wait` seconds. A sync
-        whose knowledge yields no entries at all while it would remove more than half of the index
-        raises `RemovalRefused` before anything changes, unless `allow_removal` (`--yes`).
+        that would remove more than half of the index by mistake (`removal_guard`) raises
+        `RemovalRefused` or `KnowledgeSwitchRefused` before anything changes, unless `allow_removal`
+        (`--yes`). `paths` given are named knowledge (`assistant index PATH`), not the settings'.
+        `announce` is called once the sync has passed those checks, before it changes anything.
         """
         roots = list(paths) if paths is not None else list(self.settings.knowledge)
         check_not_served_otherwise(Path(self.settings.home), roots)  # one home, one knowledge
@@ -242,13 +252,18 @@ class Index(ChromaConnection, SearchPrimitives):
         try:
             # another process may have committed (or rebuilt) since this Index read the home
             self._collection = None
+            if self.read_copy_note is not None:  # searched from a copy until now: a sync writes the home's own
+                self._forget_client()
+                self.read_copy_note = None
+            self._syncing = True
             self.reload()
-            report = self._sync(paths, rebuild, progress, on_embedded, allow_removal)
+            report = self._sync(paths, rebuild, progress, on_embedded, allow_removal, announce)
             self._fresh_collection = False
             if isinstance(self.store, ServerStore):
                 self._sweep_collections()
             return report
         finally:
+            self._syncing = False
             lock.__exit__(None, None, None)
 
     def _sync(
@@ -258,6 +273,7 @@ class Index(ChromaConnection, SearchPrimitives):
         progress: bool | None,
         on_embedded: Callable[[int], None] | None,
         allow_removal: bool = False,
+        announce: Callable[[], None] | None = None,
     ) -> SyncReport:
         started = time.perf_counter()
         if rebuild:
@@ -266,8 +282,11 @@ class Index(ChromaConnection, SearchPrimitives):
             raise self.mismatch
         self.store.sweep(self.generation)  # generation files a killed sync left behind
         roots = list(paths) if paths is not None else list(self.settings.knowledge)
-        files = fingerprints(roots)  # before reading: a file edited during the sync looks changed next time
+        own = written_by_assistant(Path(self.settings.home))  # a home inside the knowledge: not knowledge
+        files = fingerprints(roots, own)  # before reading: a file edited during the sync looks changed next time
         corpus = load_corpus(roots)
+        corpus.files = [name for name in corpus.files if not own(Path(name))]
+        corpus.problems = [problem for problem in corpus.problems if not own(Path(problem.path))]
         report = SyncReport(
             skipped=list(corpus.problems), files=len(corpus.files), ignored=corpus.ignored, notes=list(corpus.notes)
         )
@@ -296,10 +315,20 @@ class Index(ChromaConnection, SearchPrimitives):
                 fresh[entry_id] = old
                 report.kept += 1
         report.removed = sum(1 for entry_id in self.entries if entry_id not in fresh)
-        if not corpus.entries and report.removed * 2 > len(self.entries) and not (allow_removal or rebuild):
-            raise RemovalRefused(report.removed, len(self.entries), roots, corpus.problems)
         knowledge = knowledge_names(roots)
         manifest = self.store.manifest() or {}
+        if not (allow_removal or rebuild):
+            check_removal(
+                removed=report.removed,
+                total=len(self.entries),
+                yields=len(corpus.entries),
+                roots=roots,
+                held=[str(p) for p in manifest.get("knowledge") or []],
+                named=paths is not None,
+                problems=corpus.problems,
+            )
+        if announce is not None:
+            announce()
         lexical_fits = manifest.get("lexical") == LEXICAL_TOKENS  # else an older tokenizer's index: rebuilt
         same_rows = [(e, item.hash) for e, item in fresh.items()] == [(e, i.hash) for e, i in self.entries.items()]
         # the committed generation already is this state: nothing to rewrite, but Chroma may have drifted

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -48,10 +48,13 @@ def fingerprint(path: Path) -> dict[str, Any] | None:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "sha256": digest}
 
 
-def fingerprints(paths: Iterable[Path]) -> Fingerprints:
-    """The fingerprint of every knowledge file under `paths`, by display path."""
+def fingerprints(paths: Iterable[Path], skip: Callable[[Path], bool] | None = None) -> Fingerprints:
+    """The fingerprint of every knowledge file under `paths`, by display path; `skip` leaves files out
+    (the index's own, when the home lies inside the knowledge)."""
     found: Fingerprints = {}
     for path, _ in iter_knowledge_files([Path(p) for p in paths], Corpus()):
+        if skip is not None and skip(path):
+            continue
         current = fingerprint(path)
         if current is not None:
             found[display_path(path)] = current
@@ -83,8 +86,11 @@ def same_path(name: str) -> str:
     return os.path.normpath(os.path.abspath(name))
 
 
-def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> str | None:
-    """Why the committed index does not hold `knowledge` as it is on disk now, or None when it does."""
+def stale_reason(
+    manifest: dict[str, Any] | None, knowledge: Sequence[Path], skip: Callable[[Path], bool] | None = None
+) -> str | None:
+    """Why the committed index does not hold `knowledge` as it is on disk now, or None when it does;
+    `skip` as for `fingerprints`."""
     wanted = knowledge_names(knowledge)
     if manifest is None or not manifest.get("entries"):
         return "the index is empty"
@@ -96,6 +102,8 @@ def stale_reason(manifest: dict[str, Any] | None, knowledge: Sequence[Path]) -> 
         return "the index does not record its files yet"
     current = set()
     for path, _ in iter_knowledge_files([Path(p) for p in knowledge], Corpus()):
+        if skip is not None and skip(path):
+            continue
         shown = display_path(path)
         current.add(shown)
         old = recorded.get(shown)

@@ -7,6 +7,11 @@ is opened from a temporary folder on another file system with room (memory-backe
 first, then the system's temporary folder), removed when the process exits. Nothing in the home
 is written; the one-line note says why and where.
 
+A search that fails on a full disk is retried on such a copy too: embedded Chroma applies its log
+before it reads, and the log of a write that failed for lack of space cannot be applied in place
+(`ChromaConnection._read`). `low_on_space` tells that failure from damage, since Chroma's message
+names its own step, not the disk.
+
 `space_needed` estimates what a sync needs free, for the full-disk message: a sync writes a new
 generation of the entry and lexical files beside the old one and adds vectors to Chroma, so the
 index's own size is a fair upper bound.
@@ -23,6 +28,26 @@ from pathlib import Path
 
 READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 PLACES = ("/dev/shm", None)  # None: tempfile's own choice (TMPDIR, /tmp, ...)
+# Chroma fails to write with less than this free, and its errors then name its own step
+# ("Error in compaction: Failed to apply logs"), not the disk: a failure with so little room is a full disk
+LOW_SPACE = 16 << 20
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes free for this user on the file system holding `path` (or its nearest existing parent)."""
+    for place in [path, *path.parents]:
+        if place.exists():
+            try:
+                return shutil.disk_usage(place).free
+            except OSError:
+                return None
+    return None
+
+
+def low_on_space(path: Path) -> bool:
+    """Whether the file system holding `path` has (next to) no room left."""
+    free = free_bytes(path)
+    return free is not None and free < LOW_SPACE
 
 
 def is_read_only(error: BaseException | None) -> bool:
@@ -74,9 +99,8 @@ def copy_to_temporary(folder: Path) -> Path:
 def space_needed(index_root: Path) -> str:
     """What a sync needs free and what is free, e.g. 'a sync needs about 12 MB free there (0 MB now)'."""
     need = max(folder_size(index_root), 1 << 20)
-    try:
-        free = shutil.disk_usage(index_root).free
-    except OSError:
+    free = free_bytes(index_root)
+    if free is None:
         return f"a sync needs about {mb(need)} free there"
     return f"a sync needs about {mb(need)} free there ({mb(free)} now)"
 

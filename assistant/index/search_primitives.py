@@ -26,7 +26,7 @@ class SearchPrimitives:
 
         def collection(self) -> Any: ...
 
-        def _chroma(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+        def _read(self, call: Callable[[Any], Any]) -> Any: ...
 
         def _lexical_index(self) -> Any: ...
 
@@ -49,14 +49,12 @@ class SearchPrimitives:
         where = conditions[0] if len(conditions) == 1 else {"$and": conditions} if conditions else None
         wanted = k + 8
         while True:
+
+            def query(collection: Any, n: int = wanted) -> Any:
+                return collection.query(query_embeddings=[vector], n_results=n, where=where, include=["distances"])
+
             # no count() first: it costs ~13 ms at 100,000 chunks; Chroma returns fewer when it has fewer
-            result = self._chroma(
-                self.collection().query,
-                query_embeddings=[vector],
-                n_results=wanted,
-                where=where,
-                include=["distances"],
-            )
+            result = self._read(query)
             out = []
             for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
                 chunk = self._by_vector.get(vid)  # vectors of an uncommitted sync are skipped

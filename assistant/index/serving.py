@@ -11,6 +11,7 @@ cannot be written gets no marker; its index cannot be synced either.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -52,6 +53,7 @@ def mark_serving(home: Path, knowledge: Iterable[Path | str]) -> Path | None:
         temporary.replace(path)
     except OSError:
         return None
+    atexit.register(unmark_serving, Path(home))  # however the process ends short of a kill
     return path
 
 

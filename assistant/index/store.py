@@ -9,12 +9,18 @@ previous generation's vectors are untouched until after the commit.
 A damaged manifest or entries file raises `IndexDamagedError` naming the file and the fix
 (`assistant index --rebuild`); files of other generations (left by a sync killed between its
 commit and its clean-up) are removed by `sweep`, which every sync calls.
+
+The home may be a folder of the user's (ASSISTANT_HOME set to the knowledge folder): `sweep` removes
+only files this store wrote. Before it writes a generation it adds the generation's file names to
+`written.json` (the ledger), and it sweeps only the names the ledger holds and its own temporaries,
+never a file that merely looks like one (`index/entries-journal.md`, `index/plan.tmp`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,10 @@ from assistant.types import Chunk, Entry
 
 FORMAT_VERSION = 1
 REBUILD = "rebuild it: assistant index --rebuild"
+MANIFEST = "manifest.json"
+LEDGER = "written.json"  # the generation files this store wrote and has not removed yet
+TEMPORARIES = (f"{MANIFEST}.tmp", f"{LEDGER}.tmp")  # what `write_json_atomic` leaves when killed
+GENERATION_FILE = re.compile(r"(entries-[0-9]+\.jsonl|lexical-[0-9]+)")
 
 
 class IndexDamagedError(IndexUnavailableError):
@@ -61,9 +71,14 @@ def check_manifest(manifest: dict[str, Any] | None, expected: dict[str, Any], wh
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` as JSON: written beside it, then renamed over it (the manifest's commit)."""
+    replace_text(path, json.dumps(data, indent=2, sort_keys=True))
+
+
+def replace_text(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -74,7 +89,8 @@ class Store:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.manifest_path = root / "manifest.json"
+        self.manifest_path = root / MANIFEST
+        self.ledger_path = root / LEDGER
 
     def manifest(self) -> dict[str, Any] | None:
         """The committed manifest, None before the first sync; IndexDamagedError when unreadable."""
@@ -141,24 +157,52 @@ class Store:
         self.sweep(None)
 
     def sweep(self, generation: int | None) -> int:
-        """Remove the files of every generation but `generation` (and half-written temporaries).
+        """Remove the files this store wrote of every generation but `generation` (and its temporaries).
 
         A sync killed between its commit and its clean-up leaves the previous generation's files;
-        one killed before its commit leaves a half-written next generation. Returns how many.
+        one killed before its commit leaves a half-written next generation. Only names in the ledger
+        are removed, so a file of the user's in the same folder is never touched. Returns how many.
         """
-        keep = set() if generation is None else {f"entries-{generation}.jsonl", self.lexical_dir(generation).name}
-        removed = 0
         if not self.root.exists():
             return 0
-        for old in self.root.iterdir():
-            stale = old.name.startswith(("entries-", "lexical-")) or old.name.endswith(".tmp")
-            if stale and old.name not in keep:
-                if old.is_dir():
-                    shutil.rmtree(old, ignore_errors=True)
-                else:
-                    old.unlink(missing_ok=True)
-                removed += 1
+        keep = set() if generation is None else {f"entries-{generation}.jsonl", self.lexical_dir(generation).name}
+        written = self.written()
+        removed = 0
+        for name in sorted((written | set(TEMPORARIES)) - keep):
+            old = self.root / name
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+            elif old.exists() or old.is_symlink():
+                old.unlink(missing_ok=True)
+            else:
+                continue
+            removed += 1
+        if written - keep:
+            self._write_ledger(written & keep)
         return removed
+
+    def written(self) -> set[str]:
+        """The generation files this store wrote and has not removed (an unreadable ledger: none)."""
+        try:
+            names = json.loads(self.ledger_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return set()
+        if not isinstance(names, list):
+            return set()
+        return {name for name in names if isinstance(name, str) and GENERATION_FILE.fullmatch(name)}
+
+    def _write_ledger(self, names: set[str]) -> None:
+        if names:
+            replace_text(self.ledger_path, json.dumps(sorted(names)))
+        else:
+            self.ledger_path.unlink(missing_ok=True)
+
+    def _claim(self, *generations: int) -> None:
+        """Record, before writing them, that the files of these generations are this store's."""
+        names = {name for g in generations for name in (f"entries-{g}.jsonl", self.lexical_dir(g).name)}
+        written = self.written()
+        if not names <= written:
+            self._write_ledger(written | names)
 
     def lexical_dir(self, generation: int) -> Path:
         return self.root / f"lexical-{generation}"
@@ -176,6 +220,9 @@ class Store:
         index is copied instead of rebuilt.
         """
         self.root.mkdir(parents=True, exist_ok=True)
+        committed = (self.manifest() or {}).get("generation")
+        # the committed generation's files are ours too (a home indexed before the ledger existed)
+        self._claim(generation, *([committed] if isinstance(committed, int) and committed != generation else []))
         path = self.root / f"entries-{generation}.jsonl"
         with path.open("w", encoding="utf-8") as handle:
             for item in stored.values():

@@ -1,12 +1,10 @@
-"""What a sync reports, how an entry's content is hashed, and the refusal to empty an index by mistake."""
+"""What a sync reports, how an entry's content is hashed, and the refusal to remove most of an index by mistake."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from assistant.errors import AssistantError
@@ -66,15 +64,8 @@ def entry_hash(entry: Entry, chunking: dict[str, int]) -> str:
 
 
 class RemovalRefused(AssistantError):
-    """A sync would remove most of the index because its knowledge yields nothing: a wrong or empty path,
-    an unmounted drive, files of a format it does not read. Nothing was changed."""
+    """A sync would remove most of the index by mistake (`removal_guard` says when); nothing was changed."""
 
-    def __init__(self, removed: int, total: int, roots: list[Path], problems: list[Problem]) -> None:
-        named = " ".join(shlex.quote(Path(root).as_posix()) for root in roots)
-        why = f" ({problems[0].message})" if len(problems) == 1 else ""
-        super().__init__(
-            f"{named or 'the knowledge'} yields no entries{why}, so this sync would remove {removed} of the "
-            f"{total} entries in the index - nothing was changed; check the path, or to empty the index "
-            f"run: assistant index {named} --yes"
-        )
+    def __init__(self, message: str, removed: int, total: int) -> None:
+        super().__init__(message)
         self.removed, self.total = removed, total

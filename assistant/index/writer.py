@@ -13,7 +13,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from assistant.errors import IndexUnavailableError
+
 WRITE_QUEUE = 2  # encoded batches waiting for the writer; encoding stops when a write fails
+
+
+class DiskFullError(IndexUnavailableError):
+    """The disk holding the index has no room: freeing space fixes it, the last commit still answers."""
 
 
 class WriteStalled(TimeoutError):
@@ -24,6 +30,8 @@ def is_disk_full(error: BaseException | None) -> bool:
     """An out-of-space failure anywhere in the chain: ENOSPC/EDQUOT, or SQLite's 'database or disk is full'."""
     seen = 0
     while error is not None and seen < 10:
+        if isinstance(error, DiskFullError):
+            return True
         if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
         text = str(error).lower()
