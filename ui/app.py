@@ -189,7 +189,7 @@ def serve(
             )
     except OSError as error:  # taken between the check and the launch
         raise SettingsError(port_in_use(host, port)) from error
-    if mark_serving(settings.home, settings.knowledge) is None:
+    if mark_serving(settings.home, bot.settings.knowledge) is None:  # the knowledge followed, not the default
         log.info("The home %s cannot be written: no serving marker (a sync there cannot run either)", settings.home)
     if settings.chroma_url:  # other machines commit to the server: follow them
         bot.follow_commits()
