@@ -217,7 +217,7 @@ def test_sources_panel_ranks_marks_citations_and_rows_open_entries():
     rows = re.findall(r'<tr class="src-row cite-id-([^ ]+) cite-turn-4" tabindex="0"', html)
     assert rows == ["MLD-0472", "abs-0123456789", "abs-9999999999"]
     assert '<span class="cited unverified">[2]</span>' in html and '<span class="cited">[1]</span>' in html
-    assert "Searched: <b>concepts and paper abstracts</b>" in html and "applies to the next question" not in html
+    assert "Searched: <b>all the knowledge</b>" in html and "applies to the next question" not in html
     # the filter changed after the answer: the panel keeps the answer's own scope and says so
     html = sources_html(sources[:1], "concept", turn=0, filter_kind="abstract")
     assert "Searched: <b>concepts only</b>" in html

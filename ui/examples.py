@@ -17,6 +17,14 @@ part-of-speech tagger, only the knowledge's own wording:
 - a topic qualifies when it is a noun phrase in the knowledge's own text: somewhere it follows a
   determiner or preposition ("for LLM inference.") and ends a phrase. "allows GPU" never does.
 
+A team's documents have neither concepts nor paper titles; their sections' headings say what they
+answer. A heading that is a question ("What is Feast?") is asked as written; one that says how to do
+something is asked as "How do I ...?": "How to drain a node", "Draining a node" and "Drain a node" all
+give "How do I drain a node?" (a verb followed by a function word: "Run modes" may name a thing). A first word counts as a verb
+when the knowledge writes it after "to" ("to use"), the same own-wording test as above. One question per document, so
+the examples span the knowledge; a small knowledge whose headings ask nothing gets "What does the
+<document> say about <heading>?" for short headings.
+
 The choice depends only on the entries, so the same knowledge always shows the same examples.
 """
 
@@ -238,9 +246,92 @@ def topic_phrases(entries: Iterable[Entry], limit: int, wording: Wording | None 
     return chosen
 
 
+MAX_HEADING = 60  # a longer heading makes a poor button
+_HOW_TO = re.compile(r"^how\s+to\s+", re.I)
+STATEMENT_VERBS = frozenset(["is", "are", "was", "were", "has", "have", "does", "do"])
+_NEGATED = re.compile(r"\bnot\b|n't\b", re.I)  # "What Feast is not?" asks nothing the section answers
+
+
+def _verb_base(word: str, written: str) -> str | None:
+    """`word` (a heading's first word) as a verb, else None. A gerund ("Draining", "Using") is a task when
+    the knowledge writes its base form ("drain", "use"); another word when the knowledge writes it after
+    "to" more often than after "the" or "a" ("to install", not "the client")."""
+    low = word.lower()
+    if not low.isalpha() or low in STOPWORDS or _is_acronym(word):
+        return None
+    if low.endswith("ing") and len(low) >= 6:
+        stem = low[:-3]
+        forms = [stem + "e", stem[:-1] if stem[-1] == stem[-2] else stem, stem]
+        return next((f for f in forms if len(f) > 2 and f" {f} " in written), None)
+    as_verb = written.count(f" to {low} ")
+    as_noun = written.count(f" the {low} ") + written.count(f" a {low} ") + written.count(f" an {low} ")
+    return low if as_verb > as_noun else None
+
+
+def heading_question(heading: str, written: str) -> str | None:
+    """A question a section's own heading asks or implies, or None (see the module docstring)."""
+    text = " ".join(_PARENS.sub(" ", re.sub(r"<[^>]*>|[`*_]", "", heading)).split()).strip(" :")
+    if not text or len(text) > MAX_HEADING or not re.match(r"[A-Za-z]", text):
+        return None
+    if text.endswith("?"):
+        return None if _NEGATED.search(text) or len(text.split()) < 3 else text[0].upper() + text[1:]
+    rest = _HOW_TO.sub("", text)
+    words = rest.split()
+    if len(words) < 2 or any(c in rest for c in ".:#") or set(map(str.lower, words)) & STATEMENT_VERBS:
+        return None  # a sentence ("Jobs are stuck in COMPLETING state"), not a task
+    second = words[1].lower()
+    if second in ("and", "or") or second not in STOPWORDS:
+        return None  # "Versioning policy", "Run modes", "Network and ...": names as often as tasks
+    # a task reads as a verb with its object or place: "Install the agent", "Draining a node", "Deploy as a service"
+    verb = _verb_base(words[0], written)
+    if verb is None:
+        return None
+    return f"How do I {verb} {' '.join(words[1:])}?"
+
+
+def section_topic_question(entry: Entry) -> str | None:
+    """'What does <document> say about <section>?' for a short heading that names a topic ("Storage")."""
+    heading = " ".join(str(entry.fields.get("section") or "").split(" › ")[-1:]).strip()
+    document = str(entry.fields.get("document") or "").strip()
+    words = heading.split()
+    if not document or not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][\w -]*", heading):
+        return None
+    if len(document) > MAX_HEADING or document.lower() == heading.lower():
+        return None
+    topic = heading if _is_acronym(words[0]) else heading[0].lower() + heading[1:]
+    return f"What does the {document} say about {topic}?"
+
+
+def document_questions(entries: Iterable[Entry], limit: int) -> list[str]:
+    """Questions that sections' headings ask or imply, one per document, in a stable spread order; when
+    fewer headings ask one, a short heading's topic ("What does the handbook say about storage?")."""
+    documents = [e for e in entries if e.kind == "document"]
+    written = _flat("\n".join(e.text for e in documents))
+    chosen: dict[str, str] = {}
+    for entry in sorted(documents, key=lambda e: _stable(e.id)):
+        path = str(entry.fields.get("path") or entry.id.split("#", 1)[0])
+        heading = str(entry.fields.get("section") or "").split(" › ")[-1]
+        question = heading_question(heading, written) if path not in chosen else None
+        if question and question not in chosen.values():
+            chosen[path] = question
+            if len(chosen) == limit:
+                return list(chosen.values())
+    for entry in sorted(documents, key=lambda e: _stable(e.id)):
+        path = str(entry.fields.get("path") or entry.id.split("#", 1)[0])
+        question = section_topic_question(entry) if path not in chosen else None
+        if question:
+            chosen[path] = question
+            if len(chosen) == limit:
+                break
+    return list(chosen.values())
+
+
 def example_questions(entries: Iterable[Entry], count: int = COUNT) -> list[str]:
-    """About `count` questions the knowledge can answer: concept definitions, then paper topics."""
+    """About `count` questions the knowledge can answer: concept definitions, then paper topics; on a
+    knowledge of documents (or when the pack offers fewer), what the documents' headings ask."""
     entries = list(entries)
+    if not any(e.kind in ("concept", "abstract") for e in entries):
+        return document_questions(entries, count)
     wording = Wording(entries)
     concepts = concept_questions(entries, count, wording)
     asked = " ".join(concepts).lower()

@@ -265,6 +265,16 @@ class ChatHandlers:
         hidden = gr.update(value=None, visible=False)
         return [], new_session(), html, PLACEHOLDER, hidden, gr.update(visible=False)
 
+    def offers_filter(self) -> bool:
+        """Whether the Concepts / Abstracts filter means anything: the knowledge holds concept pages or
+        paper abstracts (a team's documents alone have neither, so the filter is not shown)."""
+        try:
+            status = self.assistant.status()
+        except Exception:
+            self.log_failure("reading", "the index status")
+            return True
+        return bool(status.concepts or status.papers)
+
     def header(self) -> str:
         """The header, read again on each page load so it tells what the index holds now."""
         try:

@@ -13,7 +13,7 @@ from assistant.types import KnowledgeStatus
 from ui.render import esc
 
 TITLE = "ML systems assistant"
-TAGLINE = "Answers from concept pages and paper abstracts, with verified citations."
+TAGLINE = "Answers from {sources}, with verified citations."
 OFFLINE_HINT = (
     "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=... ASSISTANT_MODEL=openai:&lt;model&gt; make run"
 )
@@ -38,14 +38,31 @@ def same_paths(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return sorted(Path(p).resolve().as_posix() for p in a) == sorted(Path(p).resolve().as_posix() for p in b)
 
 
+def tagline(status: KnowledgeStatus | None) -> str:
+    """What answers come from, in the loaded knowledge's own terms: a team's documents are never called
+    concept pages or papers (the pack's words are used only when it holds such entries)."""
+    if status is None or not status.entries:
+        return TAGLINE.format(sources="the knowledge you index")
+    kinds = [
+        name
+        for count, name in (
+            (status.concepts, "concept pages"),
+            (status.papers, "paper abstracts"),
+            (status.documents, "your documents"),
+        )
+        if count
+    ]
+    sources = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+    return TAGLINE.format(sources=sources)
+
+
 def knowledge_line(status: KnowledgeStatus) -> str:
     paths = " ".join(f"<code>{esc(p)}</code>" for p in status.knowledge) or "<i>none</i>"
     if not status.entries:
         command = "assistant index " + " ".join(status.knowledge)
         return f"Knowledge: {paths} · <b>not indexed yet</b> - run <code>{esc(command)}</code>"
-    parts = [plural(status.concepts, "concept"), plural(status.papers, "paper")]
-    if status.documents:
-        parts.append(plural(status.documents, "document section"))
+    counts = ((status.concepts, "concept"), (status.papers, "paper"), (status.documents, "document section"))
+    parts = [plural(n, word) for n, word in counts if n]  # only what the knowledge holds: no "0 papers"
     parts.append(plural(status.chunks, "chunk"))
     if status.indexed_at:
         parts.append(f"indexed {when(status.indexed_at)}")
@@ -68,7 +85,7 @@ def header_html(status: KnowledgeStatus | None, model: str) -> str:
     """Title, knowledge line, model line; an offline hint folded away. `status` None: unknown."""
     lines = [
         f'<div class="app-header"><div class="title-row"><h1>{esc(TITLE)}</h1>'
-        f'<span class="muted tagline">{esc(TAGLINE)}</span></div>'
+        f'<span class="muted tagline">{esc(tagline(status))}</span></div>'
     ]
     facts = [knowledge_line(status)] if status else ["Knowledge: <i>unknown</i> (see the server log)"]
     facts.append(f'<span class="model-line">Model: <b>{esc(model)}</b></span>')

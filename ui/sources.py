@@ -16,7 +16,7 @@ from assistant.knowledge.math_text import plain_math
 from assistant.types import Source
 from ui.render import cite_classes, esc
 
-SCOPES = {None: "concepts and paper abstracts", "concept": "concepts only", "abstract": "paper abstracts only"}
+SCOPES = {None: "all the knowledge", "concept": "concepts only", "abstract": "paper abstracts only"}
 KINDS = {"concept": "concept", "abstract": "paper", "document": "document"}
 HINT = "Best match first. Tap a row to open the entry; [n] marks what the answer cites."
 
