@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import time
 import uuid
@@ -48,6 +49,8 @@ MANIFEST = "manifest"
 WRITE_BATCH = 256  # entry records per write
 READ_BATCH = 1000  # records per read by id
 ONE = [1.0]  # the vector every state record carries
+# a replica's cached lexical index (`lexical_dir`), or the temporary folder it is saved to
+CACHED_LEXICAL = re.compile(r"lexical-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
 
 log = logging.getLogger("assistant")
 
@@ -306,8 +309,8 @@ def cached_lexical(directory: Path, texts: list[str]) -> Any:
         retriever.save(str(temporary))
         shutil.rmtree(directory, ignore_errors=True)
         temporary.rename(directory)
-        for old in directory.parent.iterdir():
-            if old.name.startswith("lexical-") and old != directory:
+        for old in directory.parent.iterdir():  # only folders named as this function names them
+            if CACHED_LEXICAL.fullmatch(old.name) and old != directory:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError as error:
         log.info("The lexical index stays in memory: %s cannot be written (%s)", directory.parent, error.strerror)

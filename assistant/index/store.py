@@ -18,6 +18,7 @@ never a file that merely looks like one (`index/entries-journal.md`, `index/plan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -163,23 +164,29 @@ class Store:
         one killed before its commit leaves a half-written next generation. Only names in the ledger
         are removed, so a file of the user's in the same folder is never touched. Returns how many.
         """
-        if not self.root.exists():
-            return 0
-        keep = set() if generation is None else {f"entries-{generation}.jsonl", self.lexical_dir(generation).name}
-        written = self.written()
-        removed = 0
-        for name in sorted((written | set(TEMPORARIES)) - keep):
+        stale = self.leftovers(generation)
+        for name in stale:
             old = self.root / name
             if old.is_dir() and not old.is_symlink():
                 shutil.rmtree(old, ignore_errors=True)
-            elif old.exists() or old.is_symlink():
-                old.unlink(missing_ok=True)
             else:
-                continue
-            removed += 1
+                old.unlink(missing_ok=True)
+        written, keep = self.written(), self.files_of(generation)
         if written - keep:
-            self._write_ledger(written & keep)
-        return removed
+            with contextlib.suppress(OSError):  # a full disk: names of files gone are harmless there
+                self._write_ledger(written & keep)
+        return len(stale)
+
+    def files_of(self, generation: int | None) -> set[str]:
+        """The names of a generation's files (none for None)."""
+        return set() if generation is None else {f"entries-{generation}.jsonl", self.lexical_dir(generation).name}
+
+    def leftovers(self, generation: int | None) -> list[str]:
+        """The files `sweep(generation)` would remove, without removing them (what `doctor` reports)."""
+        if not self.root.exists():
+            return []
+        names = (self.written() | set(TEMPORARIES)) - self.files_of(generation)
+        return sorted(name for name in names if (self.root / name).exists() or (self.root / name).is_symlink())
 
     def written(self) -> set[str]:
         """The generation files this store wrote and has not removed (an unreadable ledger: none)."""
@@ -199,7 +206,7 @@ class Store:
 
     def _claim(self, *generations: int) -> None:
         """Record, before writing them, that the files of these generations are this store's."""
-        names = {name for g in generations for name in (f"entries-{g}.jsonl", self.lexical_dir(g).name)}
+        names = {name for generation in generations for name in self.files_of(generation)}
         written = self.written()
         if not names <= written:
             self._write_ledger(written | names)
