@@ -79,7 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--rebuild", action="store_true", help="drop the index and build it again")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--yes", action="store_true", help="let a sync whose knowledge yields nothing empty the index")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="let a sync remove more than half of the index (refused otherwise: a wrong path, a half-mounted "
+        "share, one file of the folder followed, other knowledge in place of what this home follows)",
+    )
 
     command(
         "doctor",

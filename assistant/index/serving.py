@@ -1,7 +1,8 @@
 """One home, one knowledge: a server says in its home what it serves, and a sync elsewhere respects it.
 
 `assistant serve` writes `<home>/serving.json` (its pid, the start time of that process and the
-knowledge paths) once the index is loaded, and removes it when it stops. A sync in another
+knowledge it follows) once the index is loaded, and removes it when it stops (Ctrl-C, SIGTERM, any
+exit short of a kill). A sync in another
 process (another `serve`, `ask` or `index` naming other knowledge) reads it first: while that
 server is alive - the pid exists and started when the file says, so a reused pid does not count -
 and serves other knowledge, the sync refuses in one line instead of changing the index under it.
