@@ -32,7 +32,7 @@ def _words(text: str) -> frozenset[str]:
 
 FRAMING = _words(
     """called call calls term terms name names named known stand stands refer refers referred mean means
-    meaning synonym paper papers author authors study abstract article entry glossary page according
+    meaning synonym paper papers author authors study abstract article entry glossary according
     propose proposes proposed present presents presented introduce introduces introduced describe describes
     described show shows shown report reports reported demonstrate demonstrates demonstrated note notes
     noted say says said define defines defined definition another also essentially basically simply literally"""
@@ -137,6 +137,9 @@ TIME_WORDS = _words(
     """every each once twice per utc gmt monday tuesday wednesday thursday friday saturday sunday morning
     evening midnight noon"""
 )
+# words that widen a statement to everything: a claim says one only when its quote does ("rejected in
+# production" does not say "rejected in every environment"); "every" before a time unit counts time
+UNIVERSAL = _words("all any every always everywhere everyone everything anywhere anytime")
 UNIT_WORDS = _words(
     """second seconds minute minutes hour hours hourly day days daily night nights nightly week weeks weekly
     month months monthly quarter quarters quarterly year years yearly annual annually weekday weekdays
@@ -176,6 +179,8 @@ RELATED_GROUPS = (
     "iteration iterations step steps round rounds",
     "slash slashes trim trims shrink shrinks reduce reduces",
     "cope copes manage manages handle handles address addresses",
+    "fall falls fell fallen drop drops dropped decline declines declined",
+    "rise rises rose risen climb climbs climbed jump jumps jumped",
 )
 # multi-word phrases and the word an entry would use, rewritten in claims and entries alike
 PHRASES = (
@@ -212,9 +217,10 @@ OPPOSITE_GROUPS = (
     ("fast faster fastest quick quickly rapid rapidly", "slow slower slowest slowly sluggish"),
     ("high higher highest", "low lower lowest"),
     (
-        "increase increases increased increasing raise raises grow grows growing rise rises",
+        "increase increases increased increasing raise raises grow grows growing rise rises rose risen climb "
+        "climbs climbed",
         "decrease decreases decreased decreasing reduce reduces reduced reducing shrink shrinks shrinking "
-        "lower lowers cut cuts",
+        "lower lowers cut cuts fall falls fell fallen drop drops dropped",
     ),
     ("more", "less fewer"),
     ("most", "least"),

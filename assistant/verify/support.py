@@ -56,11 +56,13 @@ from assistant.verify.lexicon import (
     REFERRING,
     UNIT_WORDS,
     UNITS,
+    UNIVERSAL,
     canonical_stems,
     canonical_words,
     opposite_index,
     related_index,
 )
+from assistant.verify.order import ORDER_WORDS, order_agrees, reversed_order
 from assistant.verify.roles import substituted_argument, swapped_roles
 from assistant.verify.unicode import plain
 
@@ -370,6 +372,20 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
     lows = frozenset().union(*(s.lows for s in span))
 
     vetoes = [f"names {t.text}, which the quote does not" for t in words if t.name and not has_name(t, keys, lows)]
+    vetoes += widened(tokens, span)
+    # a document's title names the page, not what each sentence is about: its words may not take the
+    # place of the quote's own ("Platform handbook": "the platform team owns the object store" against
+    # "the storage team owns ..."), as a concept's or a term's name may ("Federated learning trains ...")
+    own = frozenset().union(*(s.keys for s in span))
+    vetoes += [
+        f"says {t.text} where the quote says another"
+        for t in words
+        if entry.kind == "document"
+        and t.key in entry_view.subject
+        and t.key not in own
+        and not t.name
+        and replaces(t, tokens, own, span)
+    ]
     vetoes += [f"says {t.text}, which the quote does not" for t in numbers if not has_number(t, span)]
     claim_text = normalise(claim)
     for sentence in span:
@@ -378,6 +394,9 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
         mixed = mixed_clauses(tokens, claim_text, list(sentence.tokens), sentence.normal, opposed)
         if mixed:
             vetoes.append(mixed)
+        way = reversed_order(tokens, sentence.tokens)
+        if way:
+            vetoes.append(way)
     first = span[0]
     clause_of = (clause_index(tokens, claim_text), clause_index(first.tokens, first.normal))
     roles = swapped_roles(
@@ -394,6 +413,8 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
             vetoes.append(other)
             break
 
+    if any(order_agrees(tokens, s.tokens) for s in span):  # "B after A" says "A before B": the order word is said
+        words = [t for t in words if t.low not in ORDER_WORDS]
     claim_keys = {t.key for t in words} | {t.compound for t in words} - {""}
     span_text = " ".join(focus(s, claim_keys, {t.number for t in numbers}) for s in span)
     credit, cosine = cover(claim, words, tokens, span, keys, span_text, entry_view, similarity)
@@ -587,6 +608,21 @@ def subject_of(sentence: Sentence, entry_view: EntryView) -> frozenset[str]:
     return frozenset() if sentence.contrast else entry_view.subject
 
 
+def widened(claim: list[Token], span: list[Sentence]) -> list[str]:
+    """The claim says "all", "every", "any" or "always" where the quote says no such thing (it names one
+    environment, one cluster, business hours): the claim widens its scope. "Every night" and "every
+    15 minutes" count time, not things."""
+    said = frozenset().union(*(s.lows for s in span))
+    if said & UNIVERSAL:
+        return []
+    for token in claim:
+        following = claim[token.index + 1] if token.index + 1 < len(claim) else None
+        counts_time = following is not None and (following.number is not None or following.low in UNIT_WORDS)
+        if token.low in UNIVERSAL and not counts_time:
+            return [f"says {token.text}, which the quote does not"]
+    return []
+
+
 def has_name(token: Token, keys: frozenset[str], lows: frozenset[str]) -> bool:
     """A claim's name is in the span: as a word, an acronym's expansion, or inside a longer name."""
     return token.key in keys or (len(token.low) >= 3 and any(token.key in low for low in lows))
@@ -614,7 +650,10 @@ def polarity_clash(claim: list[Token], sentence: Sentence, subject: frozenset[st
         where = "the claim" if claim_negations else "the quote"
         reasons.append(f"{where} says '{cue}' and the other does not")
     claim_lows = {t.low for t in claim}
+    converse = order_agrees(claim, sentence.tokens)  # "B after A" for "A before B"
     for token in claim:
+        if converse and token.low in ORDER_WORDS:
+            continue
         for opposite in opposites(token, sentence, claim_lows):
             if tied(token, claim, opposite, sentence):
                 reasons.append(f"says {token.text} where the quote says {opposite.text}")
