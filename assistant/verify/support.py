@@ -8,9 +8,11 @@ that each add two more of its words (a composed claim) - and it is supported onl
 1. Names (capitalised words, acronyms, identifiers with digits) are in that span or are the
    entry's subject (its title; for a paper, the system it names): the page lists both
    NVIDIA and AMD, but CUDA's line says NVIDIA.
-2. Numbers are in the span, with a compatible unit (2x is not 2%, 14% is not 10.4%), and
-   names and numbers sit with the same words as in the span ("memory by 48.03%", not
-   "memory by 4.42%" when the span has both numbers).
+2. Numbers are in the span, with a compatible unit (2x is not 2%, 14% is not 10.4%, 15 minutes
+   is not 15 hours, 400 Gb/s is not 400 Mb/s), and names and numbers sit with the same words as
+   in the span ("memory by 48.03%", not "memory by 4.42%" when the span has both numbers); a
+   claim keeps each clause's things with their values (`clauses`), who does what (`roles`) and
+   which way an order runs (`order`), and says "all", "every" or "always" only where the span does.
 3. Polarity agrees: a negation ("not", "never", "fails to", "without") that governs words
    the other side also has must be on both sides, and no claim word is the opposite of a
    span word next to the same subject (fast/slow, increase/decrease, labeled/unlabeled).
@@ -26,7 +28,8 @@ that each add two more of its words (a composed claim) - and it is supported onl
    for "linear layers" does not) and that do not take another word's place next to a
    shared word ("batch size" for "window size").
 
-A sentence quoted verbatim (the extractive model's answers) is supported without checks.
+A sentence quoted verbatim (the extractive model's answers) is supported without checks. A
+sentence that orders its reader to say something (`instructions`) is not part of the entry at all.
 The thresholds were fitted on the calibration half of knowledge/questions/claims.jsonl
 (`python scripts/claim_support.py --fit`).
 """
