@@ -266,13 +266,9 @@ def agent_follows(word: Word, tokens: Sequence[Word]) -> bool:
     return len(following) < 2 or following[1].number is None  # "reduced by 40%" names no agent
 
 
-def participants(tokens: Sequence[Word], keys: frozenset[str], text: str) -> frozenset[str]:
-    """The keys that name who or what (not a verb, not a light word such as "often" or "example")."""
-    return frozenset(
-        t.key
-        for t in tokens
-        if t.key in keys and getattr(t, "weight", 1.0) == 1.0 and (t.name or not verb_like(t, tokens, text))
-    )
+def participants(tokens: Sequence[Word], keys: frozenset[str]) -> frozenset[str]:
+    """The keys that may name who or what (not a light word such as "often" or "example")."""
+    return frozenset(t.key for t in tokens if t.key in keys and getattr(t, "weight", 1.0) == 1.0)
 
 
 def adverbial(word: Word) -> bool:
@@ -294,8 +290,9 @@ def substituted_argument(
     the Loki cluster" when the platform team owns something else on the page. `others` are the keys of
     the entry's other sentences. Only short sentences (up to `SHORT` content words, claim and quote
     alike: "The observability team owns the Loki cluster", not an abstract's, where a plural noun
-    reads like a verb) and short participants (up to `PARTICIPANT` content words on a side: "the
-    security lead") are compared, and never the entry's subject, which any sentence may be about."""
+    reads like a verb) and short participants (up to `PARTICIPANT` content words put in or left out:
+    "the security lead") are compared, and never the entry's subject, which any sentence may be
+    about."""
     if max(sum(t.content for t in claim), sum(t.content for t in quote)) > SHORT:
         return None
     own = frozenset(t.key for t in quote)
@@ -306,10 +303,10 @@ def substituted_argument(
             continue
         q_before, q_after, _ = quote_sides[pivot]
         for side, q_side in ((before, q_before), (after, q_after)):
-            if len(side) > PARTICIPANT or len(q_side) > PARTICIPANT:
+            added = participants(claim, side - q_side - own - subject)
+            left = participants(quote, q_side - side - subject)
+            if len(added) > PARTICIPANT or len(left) > PARTICIPANT:
                 continue
-            added = participants(claim, side - q_side - own - subject, text)
-            left = participants(quote, q_side - side - subject, quote_text)
             if added and left and any(added <= keys for keys in others):
                 return f"says {words_of(claim, added)} where the quote says {' '.join(sorted(left))}"
     return None
