@@ -116,8 +116,12 @@ class Assistant:
             raise SettingsError(problem)
         check_not_served_otherwise(self.settings.home, self.settings.knowledge)  # before saying it indexes
 
-        def announce() -> None:  # once the sync is sure to run: a refusal is the one line said
-            log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
+        announced: list[bool] = []
+
+        def announce() -> None:  # once the sync runs or fails to: a refusal is the one line said
+            if not announced:
+                announced.append(True)
+                log.info("Indexing %s: %s", ":".join(knowledge_names(self.settings.knowledge)), reason)
 
         try:
             report = self.index(announce=announce)
@@ -125,6 +129,7 @@ class Assistant:
             log.warning("%s", str(refused).replace("nothing was changed", "answering from the index as it was"))
             return None
         except IndexUnavailableError as error:  # a full disk or a busy lock: the last commit still answers
+            announce()  # why a sync was tried, then why it could not run
             if self._index.is_empty or not (
                 isinstance(error, IndexBusyError) or is_disk_full(error) or is_read_only(error)
             ):

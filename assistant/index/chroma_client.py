@@ -105,13 +105,17 @@ class ChromaConnection:
         self._chroma_client = client
         return client
 
-    def _open_copy(self, path: Path, error: BaseException, open_client: Any, chroma_settings: Any) -> Any:
-        """Chroma opened from a temporary copy of `path`, which it cannot open in place (`read_copy`)."""
+    def _open_copy(
+        self, path: Path, error: BaseException, open_client: Any, chroma_settings: Any, say: bool = True
+    ) -> Any:
+        """Chroma opened from a temporary copy of `path`, which it cannot open in place (`read_copy`);
+        `say`: log the note now (else the caller does, once the copy has answered)."""
         why = "the disk is full" if is_disk_full(error) else "the home is read-only"
         copy = copy_to_temporary(path)
         client = open_client(path=str(copy), settings=chroma_settings)
         self.read_copy_note = f"The index in {self.store.root} cannot be written ({why}): searching a copy in {copy}"
-        log.warning("%s", self.read_copy_note)
+        if say:
+            log.warning("%s", self.read_copy_note)
         return client
 
     @property
@@ -155,14 +159,13 @@ class ChromaConnection:
         failed for lack of space), the committed index keeps answering from a copy (`read_copy`)."""
         try:
             return call(self.collection())
-        except AssistantError:
-            raise
         except Exception as error:
-            failure = self._unavailable(error)
-            if not isinstance(failure, DiskFullError) or self.settings.chroma_url or self._syncing:
+            failure = error if isinstance(error, AssistantError) else self._unavailable(error)
+            in_place = not (self.settings.chroma_url or self._syncing or self.read_copy_note)
+            if not (isinstance(failure, DiskFullError) and in_place):  # a copy would not help, or is in use
+                if failure is error:
+                    raise
                 self._reconnect_later()
-                raise failure from error
-            if self.read_copy_note is not None:  # already a copy: nothing left to fall back on
                 raise failure from error
             import chromadb
             from chromadb.config import Settings as ChromaSettings
@@ -170,12 +173,17 @@ class ChromaConnection:
             self._forget_client()
             try:
                 self._chroma_client = self._open_copy(
-                    self.chroma_path, failure, chromadb.PersistentClient, ChromaSettings(anonymized_telemetry=False)
+                    self.chroma_path,
+                    failure,
+                    chromadb.PersistentClient,
+                    ChromaSettings(anonymized_telemetry=False),
+                    say=False,
                 )
-            except Exception:  # no room anywhere for a copy: the full disk is the one thing to fix
-                self._forget_client()
+                answer = call(self.collection())
+            except Exception:  # no room for a copy, or it fails too: the full disk is the one thing to fix
                 raise failure from error
-        return self._chroma(lambda: call(self.collection()))
+            log.warning("%s", self.read_copy_note)
+            return answer
 
     def _chroma(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A Chroma call whose failure becomes one IndexUnavailableError line."""
