@@ -129,7 +129,7 @@ def test_a_one_off_knowledge_setting_never_removes_the_followed_index(
 ) -> None:
     before = entries(home)
     monkeypatch.setenv("ASSISTANT_KNOWLEDGE", "knowledge/seed")
-    for argv in (("ask", "What is a GPU?"), ("index",), ("chat",)):
+    for argv in (("ask", "What is a GPU?"), ("index",), ("index", "--rebuild"), ("chat",)):
         code, out, err = run(capsys, *argv)
         assert code == 1 and out == "", (argv, out)
         line = error_line(err)

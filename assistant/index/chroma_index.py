@@ -46,7 +46,7 @@ from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
-from assistant.index.removal_guard import check_removal
+from assistant.index.removal_guard import check_rebuild, check_removal
 from assistant.index.search_primitives import SearchPrimitives
 from assistant.index.server_store import ServerStore, cached_lexical
 from assistant.index.serving import check_not_served_otherwise
@@ -277,6 +277,9 @@ class Index(ChromaConnection, SearchPrimitives):
     ) -> SyncReport:
         started = time.perf_counter()
         if rebuild:
+            if paths is None and not allow_removal:  # a rebuild from the settings' knowledge: never a switch
+                held = self.manifest_or_none() or {}
+                check_rebuild(list(self.settings.knowledge), held.get("knowledge") or [], held.get("entries") or 0)
             self.drop()
         elif self.mismatch is not None:
             raise self.mismatch

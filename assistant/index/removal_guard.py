@@ -104,8 +104,18 @@ def check_removal(
             removed,
             total,
         )
-    raise KnowledgeSwitchRefused(
-        f"This home follows {followed} ({total} entries); the settings name {paths}, and syncing it would "
-        f"remove {removed} of them - nothing was changed; use a home of its own (ASSISTANT_HOME=another "
-        f"folder), or unset ASSISTANT_KNOWLEDGE, or to switch this home run: assistant index {paths} --yes"
+    raise switch_refused(followed, paths, total, f"syncing it would remove {removed} of them")
+
+
+def check_rebuild(roots: Sequence[Path], held: Sequence[str], total: int) -> None:
+    """Raise when a rebuild from the settings' knowledge would put it in place of knowledge the user chose."""
+    if held and total and not overlaps(roots, held) and not is_default_knowledge(held):
+        raise switch_refused(shown(held), shown(roots), total, "a rebuild would drop them for it")
+
+
+def switch_refused(followed: str, paths: str, total: int, what: str) -> KnowledgeSwitchRefused:
+    return KnowledgeSwitchRefused(
+        f"This home follows {followed} ({total} entries); the settings name {paths}, and {what} - nothing "
+        f"was changed; use a home of its own (ASSISTANT_HOME=another folder), or unset ASSISTANT_KNOWLEDGE, "
+        f"or to switch this home run: assistant index {paths} --yes"
     )
