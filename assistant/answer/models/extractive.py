@@ -1,8 +1,9 @@
 """The offline default chat model: answers by quoting the context sentences that fit best.
 
-It reads the same prompt an LLM would get (question plus labelled context blocks), so it
-sees only what retrieval packed, and answers with whole sentences from those entries,
-each followed by its `[ID]`. Deterministic, no network; a sentence it picks is by
+It reads what an LLM's prompt is rendered from, as data: the question's reading and the
+labelled context blocks (`Packed.blocks`), so it sees only what retrieval packed, and a change
+to the prompt's wording cannot change its answers. It answers with whole sentences from those
+entries, each followed by its `[ID]`. Deterministic, no network; a sentence it picks is by
 construction a sentence of the cited entry, so every citation verifies.
 """
 
@@ -12,13 +13,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from langchain_core.messages import BaseMessage
-
 from assistant.answer.closeness import Closeness
-from assistant.answer.context import own_words, parse_blocks, split_prompt
-from assistant.answer.models.text_reply import TextReplyModel
+from assistant.answer.context import Block, Packed
+from assistant.answer.models.text_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
-from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
+from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, subject_of
+from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
 from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
 
@@ -52,11 +52,10 @@ class Candidate:
     title: str = ""
 
 
-def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
-    """The question and the candidate sentences of every context block, in block order."""
-    context, question = split_prompt(prompt)
+def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
+    """The candidate sentences of every context block, in block order."""
     candidates: list[Candidate] = []
-    for rank, block in enumerate(parse_blocks(context)):
+    for rank, block in enumerate(blocks):
         if not block.lines:
             continue
         heading, *body = block.lines
@@ -70,7 +69,7 @@ def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
                     )
                 )
                 position += 1
-    return question, candidates
+    return candidates
 
 
 def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
@@ -198,18 +197,18 @@ def entry_views(candidates: list[Candidate], closeness: Closeness | None = None)
     return sorted(views.values(), key=lambda v: v.rank)
 
 
-def extract_answer(prompt: str) -> str:
+def extract_answer(reading: Reading, blocks: Sequence[Block]) -> str:
     """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
-    question, candidates = parse_prompt(prompt)
-    scored = score_candidates(question, candidates)
+    candidates = candidates_of(blocks)
+    scored = score_candidates(reading.text, candidates)
     if not scored:
         return load_prompt("refusal")
-    asked = own_words(question)
+    asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
     views = entry_views(candidates, Closeness(asked))
-    intent = intent_of(asked)
-    if intent == "problem" and len(asked.split()) <= 4 and named(views, subject_of(asked)):
+    intent = reading.intent
+    if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
     compose = COMPOSERS.get(intent, problem_answer)
     lines = compose(asked, views, score) or problem_answer(asked, views, score)
@@ -650,13 +649,12 @@ def cite(sentence: str, entry_id: str) -> str:
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
 
 
-class ExtractiveChatModel(TextReplyModel):
+class ExtractiveChatModel(DataReplyModel):
     """A LangChain chat model with no network: quotes the context (see module docstring)."""
 
     @property
     def _llm_type(self) -> str:
         return "extractive"
 
-    def _reply(self, messages: list[BaseMessage]) -> str:
-        prompt = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
-        return extract_answer(prompt)
+    def answer(self, reading: Reading, packed: Packed) -> str:
+        return extract_answer(reading, packed.blocks)
