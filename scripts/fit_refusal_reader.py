@@ -5,7 +5,7 @@ Training questions: the calibration half of `realistic.jsonl` and `realistic-dev
 `realistic-dev8.jsonl`, labelled `refuse` or `answer`, each with the refusal evidence the mlsys index
 gives it (so run it against that index). The test half and `realistic-dev9.jsonl` stay out: they
 measure it. `--leave-one-out` prints, for each training set in turn, what a reader fitted on the
-others refuses there, beside the rules alone (how `SURE` and `UNLIKELY` were chosen).
+others refuses there, beside the rules alone (how `REFUSES_AT` and `UNLIKELY` were chosen).
 
     ASSISTANT_HOME=.assistant-mlsys ASSISTANT_KNOWLEDGE=knowledge/mlsys \\
         python scripts/fit_refusal_reader.py [--leave-one-out]
@@ -30,7 +30,7 @@ from assistant.answer.refusal import CLEAR_MISSES, decide_by_rules, stated  # no
 from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
 from assistant.question.intents import asking_part  # noqa: E402
-from assistant.question.value_reader import design, fit_classes, probabilities  # noqa: E402
+from assistant.question.linear_reader import design, fit_classes, probabilities  # noqa: E402
 
 QUESTIONS = ROOT / "knowledge" / "questions"
 L2 = float(os.environ.get("REFUSAL_L2", "1e-4"))
@@ -84,7 +84,7 @@ def refuses(rows: list[dict], p: np.ndarray, sure: float, unlikely: float) -> li
     ]
 
 
-THRESHOLDS = [(0.5, 0.15), (0.5, 0.25)]  # (SURE, UNLIKELY) pairs compared
+THRESHOLDS = [(0.5, 0.15), (0.5, 0.25)]  # (REFUSES_AT, UNLIKELY) pairs compared
 
 
 def leave_one_out(rows: list[dict]) -> None:

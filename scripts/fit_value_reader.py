@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the value reader (`assistant/question/value_reader.py`) and write `assistant/question/value_reader.npz`.
+"""Fit the value reader (`assistant/question/value_kinds.py`) and write `assistant/question/value_reader.npz`.
 
 Training questions: `knowledge/questions/value-kinds.jsonl` (written to teach it) and the
 calibration questions (the calibration half of `realistic.jsonl`, `realistic-dev.jsonl`,
@@ -7,7 +7,7 @@ calibration questions (the calibration half of `realistic.jsonl`, `realistic-dev
 The test half and `realistic-dev3.jsonl` stay out, so they measure it. Multinomial logistic
 regression, classes weighted to balance, full-batch gradient descent from zeros: the same
 files give the same weights. `--cross-validate` prints 5-fold figures on the calibration
-questions for the thresholds in `value_reader.py` (how SURE and SURELY_NONE were chosen).
+questions for the thresholds in `value_kinds.py` (how KIND_TRUSTED_AT and NONE_TRUSTED_AT were chosen).
 
     python scripts/fit_value_reader.py [--cross-validate]
 """
@@ -28,7 +28,8 @@ if str(ROOT) not in sys.path:
 from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
 from assistant.question.intents import asking_part  # noqa: E402
-from assistant.question.value_reader import KINDS, WEIGHTS, design, fit_classes, probabilities  # noqa: E402
+from assistant.question.linear_reader import design, fit_classes, probabilities  # noqa: E402
+from assistant.question.value_kinds import KINDS, WEIGHTS  # noqa: E402
 
 QUESTIONS = ROOT / "knowledge" / "questions"
 CALIBRATION = [("realistic.jsonl", "calibration"), ("realistic-dev.jsonl", None), ("realistic-dev2.jsonl", None)]
@@ -59,7 +60,7 @@ def predict(model: tuple[list[str], np.ndarray, np.ndarray], questions: list[str
 
 
 def cross_validate(taught: list[tuple[str, str]], calibration: list[tuple[str, str]]) -> None:
-    from assistant.answer.refusal import pattern_kind
+    from assistant.question.value_kinds import pattern_kind
 
     order = np.random.default_rng(0).permutation(len(calibration))
     scores = np.zeros((len(calibration), len(KINDS)))
@@ -77,7 +78,7 @@ def cross_validate(taught: list[tuple[str, str]], calibration: list[tuple[str, s
                 read.append((best > 0 and p[best] >= sure) or (pattern is not None and p[0] < surely_none))
             found = np.array(read)
             print(
-                f"SURE {sure:.2f} SURELY_NONE {surely_none:.2f}: value questions missed "
+                f"KIND_TRUSTED_AT {sure:.2f} NONE_TRUSTED_AT {surely_none:.2f}: value questions missed "
                 f"{int((asked & ~found).sum())}/{int(asked.sum())}, kind read into others "
                 f"{int((~asked & found).sum())}/{int((~asked).sum())}"
             )

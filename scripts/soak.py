@@ -90,31 +90,22 @@ SLOW_MARK = "(slowly)"  # a question with this in it is answered by the tricklin
 SLOW_REPLY = " ".join(["A GPU is a processor for highly parallel workloads [MLD-0472]."] * 40)
 
 
-def slow_router(fast: Any, slow: Any) -> Any:
-    """A LangChain chat model answering questions with SLOW_MARK by `slow`, the rest by `fast`.
+def slow_router(fast: Any, slow: Any, label: str) -> Any:
+    """A `ChatModel` answering questions with SLOW_MARK by the chat model `slow`, the rest by `fast`.
 
-    It carries `slow`'s HTTP client, so the reply limits (the deadline) are the configured ones."""
-    from langchain_core.language_models import BaseChatModel
+    The choice is made on the question's reading, not on a rendered prompt: the offline model answers
+    from the reading and the packed entries, and is never sent a prompt. It is named as `fast` is."""
+    from dataclasses import dataclass
 
-    class SlowOrFast(BaseChatModel):
-        fast_model: BaseChatModel
-        slow_model: BaseChatModel
-        http_client: Any = None
+    from assistant.answer.models import ChatModel
 
-        @property
-        def _llm_type(self) -> str:
-            return "slow-or-fast"
+    @dataclass(frozen=True)
+    class SlowOrFast(ChatModel):
+        def reply(self, reading: Any, packed: Any, messages: Any, *, started: float | None = None) -> Any:
+            chosen = slow if SLOW_MARK in reading.text else fast
+            return chosen.reply(reading, packed, messages, started=started)
 
-        def _route(self, messages: list[Any]) -> BaseChatModel:
-            return self.slow_model if SLOW_MARK in str(messages[-1].content) else self.fast_model
-
-        def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            return self._route(messages)._generate(messages, stop=stop, **kwargs)
-
-        def _stream(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-            yield from self._route(messages)._stream(messages, stop=stop, **kwargs)
-
-    return SlowOrFast(fast_model=fast, slow_model=slow, http_client=getattr(slow, "http_client", None))
+    return SlowOrFast(fast.model, fast.name, label, fast.rewrites_followups)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -358,15 +349,15 @@ def run(
     t0 = time.monotonic()
     fake = None
     if slow > 0:
-        from assistant.answer.models import ChatModel, make_chat_model
+        from assistant.answer.models import make_chat_model
         from tests.fake_openai import FakeOpenAI, Trickle
 
         fake = FakeOpenAI(default=Trickle(SLOW_REPLY, every=1.0)).start()
         settings = settings.with_(answer_deadline=deadline)
-        fast = make_chat_model(settings).model
-        trickling = make_chat_model(settings.with_(model="openai:trickle", openai_base_url=fake.base_url)).model
-        label = f"{make_chat_model(settings).label} + a trickling model for {SLOW_MARK} questions"
-        assistant = Assistant(settings, model=ChatModel(slow_router(fast, trickling), settings.resolved_model, label))
+        fast = make_chat_model(settings)
+        trickling = make_chat_model(settings.with_(model="openai:trickle", openai_base_url=fake.base_url))
+        label = f"{fast.label} + a trickling model for {SLOW_MARK} questions"
+        assistant = Assistant(settings, model=slow_router(fast, trickling, label))
     else:
         assistant = Assistant(settings)  # builds the index when it is empty
     scripts, calibration = calibrate(assistant, sessions, questions, budget=max(30.0, seconds / 2))

@@ -14,12 +14,13 @@ import pytest
 
 from assistant import Answer, Assistant, Settings
 from assistant.answer.chain import FALLBACK_NOTE, NO_VERIFIED_CLAIM
-from assistant.answer.context import pack_context, parse_blocks
+from assistant.answer.context import pack_context
 from assistant.answer.echo import ECHO_NOTE, echoes_instructions
 from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel, StubChatModel
 from assistant.errors import SettingsError
 from assistant.index.chroma_index import Index
+from tests.context_blocks import parse_blocks
 
 TERMS = {
     "glimmer cache": (
@@ -95,7 +96,8 @@ def test_the_context_labels_entries_by_number_and_maps_each_to_its_id(settings: 
     sources = bot.search("How does a glimmer cache resume a paused conversation?")
     index = Index(settings)
     packed = pack_context(sources, index, settings.context_tokens)
-    blocks = parse_blocks(packed.text)
+    blocks = packed.blocks
+    assert parse_blocks(packed.text) == blocks  # the offline model reads what the text shows
     assert [b.entry_id for b in blocks] == sorted({b.entry_id for b in blocks}, key=int)  # 1, 2, 3 in order
     assert {packed.labels[b.entry_id] for b in blocks} == set(packed.entries) == {s.entry_id for s in sources}
     assert packed.labels["1"] == sources[0].entry_id == GLIMMER
@@ -106,7 +108,8 @@ def test_a_brief_context_keeps_the_heading_and_the_sentences_that_match_the_ques
     question = "How does a glimmer cache resume a paused conversation?"
     sources = Assistant(settings).search(question)
     packed = pack_context(sources, Index(settings), settings.context_tokens, question=question, sentences=1)
-    glimmer = next(b for b in parse_blocks(packed.text) if packed.labels[b.entry_id] == GLIMMER)
+    assert parse_blocks(packed.text) == packed.blocks
+    glimmer = next(b for b in packed.blocks if packed.labels[b.entry_id] == GLIMMER)
     assert glimmer.lines == (
         "glimmer cache",
         "It lets a server resume a paused conversation without recomputing its prefix.",

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer.context import render_block
 from assistant.answer.models.extractive import extract_answer
 from assistant.question.intents import intent_of
+from assistant.question.reading import Reading
 from assistant.types import Entry
+from tests.context_blocks import blocks_of
 
 
 def paper(number: int, title: str, text: str) -> Entry:
@@ -51,8 +52,7 @@ GENERIC_OPENER = paper(
 
 
 def answer(question: str, entries: list[Entry]) -> list[str]:
-    context = "\n\n".join(render_block(e, f"{e.title}\n{e.text}") for e in entries)
-    return extract_answer(f"Context entries:\n\n{context}\n\nQuestion: {question}").splitlines()
+    return extract_answer(Reading(question), blocks_of(entries)).splitlines()
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from assistant import Assistant, Settings
 from assistant.answer.refusal import ASKED_BESIDES, grounding, spelled_out
 from assistant.index.chroma_index import Index
 from assistant.question.names import named_things
+from assistant.question.reading import Reading
 
 PAPERS = [
     {
@@ -113,20 +114,22 @@ def test_an_unknown_name_in_passing_is_noted_and_the_rest_answered(bot: Assistan
 
 def test_nothing_else_asked_is_counted_without_the_names() -> None:
     known = {"quillon"}
-    short = grounding("Who founded Borgmax?", lambda n: n.lower() in known)
+    short = grounding(Reading("Who founded Borgmax?"), lambda n: n.lower() in known)
     assert short == (("Borgmax",), 1)
     long = grounding(
-        "On Borgmax hosts, how do we re-balance micro-batches across slow workers so that synchronous "
-        "data-parallel steps stop waiting on the straggler every single step?",
+        Reading(
+            "On Borgmax hosts, how do we re-balance micro-batches across slow workers so that synchronous "
+            "data-parallel steps stop waiting on the straggler every single step?"
+        ),
         lambda n: n.lower() in known,
     )
     assert long[0] == ("Borgmax",) and long[1] > ASKED_BESIDES
 
 
 def test_an_acronym_the_question_spells_out_is_explained() -> None:
-    assert spelled_out("GLM", "what is a GLM, the generalized linear model thing?")
-    assert not spelled_out("CEO", "who is the CEO of Cerebras?")
-    assert not spelled_out("Groq", "who founded Groq?")
+    assert spelled_out("GLM", Reading("what is a GLM, the generalized linear model thing?"))
+    assert not spelled_out("CEO", Reading("who is the CEO of Cerebras?"))
+    assert not spelled_out("Groq", Reading("who founded Groq?"))
 
 
 def test_a_configuration_key_is_known_only_as_written(bot: Assistant) -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.answer.context import render_block
-from assistant.answer.models.extractive import entry_views, extract_answer, named, parse_prompt
+from assistant.answer.models.extractive import candidates_of, entry_views, extract_answer, named
 from assistant.question.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
+from assistant.question.reading import Reading
 from assistant.types import Entry
 from assistant.verify.citations import verify
 from tests.conftest import glossary_assistant_of
+from tests.context_blocks import blocks_of
 
 LR = Entry(
     "glossary:learning-rate",
@@ -58,8 +59,7 @@ CONTEXT = [LR, STEP, DATA_PAR, TENSOR_PAR, KV_PAPER, KV_PAPER_2]
 
 
 def answer(question: str, entries: list[Entry] = CONTEXT) -> str:
-    context = "\n\n".join(render_block(e, f"{e.title}\n{e.text}") for e in entries)
-    return extract_answer(f"Context entries:\n\n{context}\n\nQuestion: {question}")
+    return extract_answer(Reading(question), blocks_of(entries))
 
 
 def first_line(text: str) -> str:
@@ -395,7 +395,7 @@ def test_a_comparison_of_described_approaches_cites_an_entry_for_each_side() -> 
 def test_a_comparison_searches_each_side(seed_assistant: Assistant) -> None:
     """Each side of "A vs B" is searched on its own: both follow the best match of the whole question."""
     question = "compare serverless inference and pipeline parallelism"
-    found = [s.entry_id for s in seed_assistant.chain.retrieve(question).sources]
+    found = [s.entry_id for s in seed_assistant.chain.retrieve(Reading(question)).sources]
     alone = [seed_assistant.search(side, k=1)[0].entry_id for side in ("serverless inference", "pipeline parallelism")]
     whole = seed_assistant.search(question, k=1)[0].entry_id
     expected = list(dict.fromkeys([whole, *alone]))
@@ -713,9 +713,7 @@ def test_a_subject_heading_two_titles_names_neither() -> None:
     while "sigmoid" heads one title only."""
     size = Entry("glossary:batch-size", "concept", "batch size", "The number of examples in a batch.")
     norm = Entry("glossary:batch-normalization", "concept", "batch normalization", "Normalizing a layer's inputs.")
-    context = "\n\n".join(render_block(e, f"{e.title}\n{e.text}") for e in [norm, size, SIGMOID])
-    _, candidates = parse_prompt(f"Context entries:\n\n{context}\n\nQuestion: what is a batch?")
-    views = entry_views(candidates)
+    views = entry_views(candidates_of(blocks_of([norm, size, SIGMOID])))
     assert named(views, "batch") is None
     found = named(views, "sigmoid")
     assert found is not None and found.entry_id == "glossary:sigmoid-function"

@@ -7,15 +7,15 @@ import pytest
 from assistant.answer.refusal import (
     Evidence,
     Thresholds,
-    asked_kind,
     decide,
     gather,
     kind_supported,
     known_word,
-    names_in,
-    pattern_kind,
     unknown_names,
 )
+from assistant.question.names import names_in
+from assistant.question.reading import Reading
+from assistant.question.value_kinds import asked_kind, pattern_kind
 from assistant.types import Entry
 
 
@@ -94,7 +94,7 @@ def test_technical_questions_ask_for_no_value_the_knowledge_cannot_hold(question
 @pytest.mark.parametrize(
     ("question", "kind"),
     [
-        # phrasings no pattern knows, read by the learned reader (value_reader.py); none is a training question
+        # phrasings no pattern knows, read by the learned reader (value_kinds.py); none is a training question
         ("ballpark, what does a bluefield-3 card go for these days?", "price"),
         ("How much money would it be to rent one H100 on AWS for one hour? I need to plan the budget.", "price"),
         ("who's the lead maintainer of DeepSpeed these days?", "person"),
@@ -131,8 +131,10 @@ def entry(text: str) -> Entry:
 
 def test_a_value_counts_only_about_the_thing_asked() -> None:
     priced = entry("Renting one H100 costs $2.50 per hour on the spot market.")
-    assert kind_supported("price", "what does an H100 cost per hour?", [priced])
-    assert not kind_supported("price", "what does an MI300X cost per hour?", [priced])  # another product's price
+    assert kind_supported("price", Reading("what does an H100 cost per hour?"), [priced])
+    assert not kind_supported(
+        "price", Reading("what does an MI300X cost per hour?"), [priced]
+    )  # another product's price
 
 
 def test_the_offline_model_refuses_an_unsupported_value_an_llm_judges_unless_the_name_is_unknown() -> None:
@@ -147,32 +149,32 @@ def test_the_offline_model_refuses_an_unsupported_value_an_llm_judges_unless_the
 
 def test_a_count_is_stated_only_by_a_number_next_to_the_thing_counted() -> None:
     fleet = entry("We run the study on a cluster of 4,096 GPUs connected by InfiniBand.")
-    assert kind_supported("count", "how many GPUs were in the study's cluster?", [fleet])
-    assert not kind_supported("count", "how many InfiniBand switches were in the study's cluster?", [fleet])
+    assert kind_supported("count", Reading("how many GPUs were in the study's cluster?"), [fleet])
+    assert not kind_supported("count", Reading("how many InfiniBand switches were in the study's cluster?"), [fleet])
 
 
 def test_a_market_count_needs_the_sentence_to_say_sold_or_shipped() -> None:
     boards = entry("We benchmark 25 models on three Jetson boards and two Raspberry Pi boards.")
-    assert kind_supported("count", "how many Jetson boards did the benchmark use?", [boards])
-    assert not kind_supported("count", "how many Jetson boards has NVIDIA sold so far?", [boards])
+    assert kind_supported("count", Reading("how many Jetson boards did the benchmark use?"), [boards])
+    assert not kind_supported("count", Reading("how many Jetson boards has NVIDIA sold so far?"), [boards])
 
 
 def test_a_count_of_the_thing_as_the_literature_names_it() -> None:
     run = entry("When training a 352B MoE model on 1,440 NVIDIA Hopper GPUs, the system reaches 1.41M tokens/s.")
     asked = "How many graphics cards did it take?"
-    assert kind_supported("count", f"It trained a 352-billion-parameter model. {asked}", [run])
-    assert not kind_supported("count", f"It trained a 175-billion-parameter model. {asked}", [run])
+    assert kind_supported("count", Reading(f"It trained a 352-billion-parameter model. {asked}"), [run])
+    assert not kind_supported("count", Reading(f"It trained a 175-billion-parameter model. {asked}"), [run])
     served = entry(
         "Small models serve 128 concurrent requests, while larger models saturate with two concurrent users."
     )
-    assert kind_supported("count", "How many people at once can the larger models serve?", [served])
+    assert kind_supported("count", Reading("How many people at once can the larger models serve?"), [served])
 
 
 def test_a_spelt_out_size_is_the_name_an_abstract_abbreviates() -> None:
     vocabulary = frozenset({"352b", "moe", "70b"})
-    assert unknown_names("Someone trained a 352-billion-parameter MoE. How big?", vocabulary) == ()
-    assert unknown_names("How fast is the 70-billion one?", vocabulary) == ()
-    assert unknown_names("How fast is the 13-billion one?", vocabulary) == ("13-billion",)
+    assert unknown_names(Reading("Someone trained a 352-billion-parameter MoE. How big?").names, vocabulary) == ()
+    assert unknown_names(Reading("How fast is the 70-billion one?").names, vocabulary) == ()
+    assert unknown_names(Reading("How fast is the 13-billion one?").names, vocabulary) == ("13-billion",)
 
 
 def test_names_that_set_the_scene_need_only_be_in_the_entry_names_asked_about_in_the_sentence() -> None:
@@ -181,9 +183,9 @@ def test_names_that_set_the_scene_need_only_be_in_the_entry_names_asked_about_in
         "It can forecast 100 million time series using only 1.5 hours."
     )
     setup = "I read about a forecasting model built into Google's warehouse, usable with SQL. "
-    assert kind_supported("count", setup + "How many separate series could it handle in one go?", [forecast])
+    assert kind_supported("count", Reading(setup + "How many separate series could it handle in one go?"), [forecast])
     fleet = entry("ByteDance trains its LLMs in production. Our cluster has 12,288 GPUs.")
-    assert not kind_supported("count", "how many GPUs are in ByteDance's LLM training cluster?", [fleet])
+    assert not kind_supported("count", Reading("how many GPUs are in ByteDance's LLM training cluster?"), [fleet])
 
 
 @pytest.mark.parametrize(
@@ -204,16 +206,17 @@ def test_words_typed_without_their_apostrophe_are_not_unknown_topic_words() -> N
     is known, so no word of it is unknown."""
     frequency = {"bother": 2, "wrong": 40, "paste": 3, "raw": 30, "read": 50, "prompt": 90}
     question = "why bother tho, whats wrong with pasting the raw readings into the prompt?"
-    assert gather(question, 0.25, [], frozenset(), frequency, 2000).unknown_share == 0.0
-    off_topic = gather("whats the best sourdough hydration tho?", 0.25, [], frozenset(), frequency, 2000)
+    assert gather(Reading(question), 0.25, [], frozenset(), frequency, 2000).unknown_share == 0.0
+    off_topic = gather(Reading("whats the best sourdough hydration tho?"), 0.25, [], frozenset(), frequency, 2000)
     assert off_topic.unknown_share == 1.0  # the topic words still count
 
 
 def test_a_hyphenated_compound_is_known_when_its_parts_are() -> None:
     frequency = {"shape": 3, "curv": 5, "score": 9}
-    assert known_word("s-shape", frequency)
-    assert not known_word("sourdough-ish", frequency)
-    evidence = gather("an S-shaped curve for the score", 0.25, [], frozenset(), frequency, 2000)
+    read = Reading("an S-shape curve, sourdough-ish").topic_words  # each word with its parts' stems
+    assert known_word("s-shape", read["s-shape"], frequency)
+    assert not known_word("sourdough-ish", read["sourdough-ish"], frequency)
+    evidence = gather(Reading("an S-shaped curve for the score"), 0.25, [], frozenset(), frequency, 2000)
     assert evidence.unknown_share == 0.0
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assistant.eval.questions import load_questions
-from assistant.question import value_reader
+from assistant.question import value_kinds
 from tests.conftest import INT8_SATURATES, REPO, SATURATION_REASON
 from tests.script_modules import load_script
 
@@ -30,7 +30,7 @@ def refitted() -> tuple[ModuleType, list, tuple]:
 @pytest.mark.skipif(INT8_SATURATES, reason=SATURATION_REASON)  # its features include the encoder's vectors
 def test_the_shipped_weights_are_refitted_from_the_committed_questions(refitted: tuple) -> None:
     _, _, (vocabulary, weights, bias) = refitted
-    shipped = value_reader.ValueReader()
+    shipped = value_kinds.ValueReader()
     assert list(shipped.vocabulary) == vocabulary
     np.testing.assert_allclose(shipped.weights, weights, atol=0.01)  # stored as float16
     np.testing.assert_allclose(shipped.bias, bias, atol=1e-5)
@@ -41,15 +41,15 @@ def test_a_refit_reads_the_training_questions_as_the_shipped_reader_does(refitte
     """Where the weights cannot match to the digit (another CPU's int8 vectors), the readings must."""
     script, rows, fitted = refitted
     refit = script.predict(fitted, [q for q, _ in rows])
-    shipped = value_reader.ValueReader()
+    shipped = value_kinds.ValueReader()
     readings = [max(shipped.read(q).items(), key=lambda item: item[1])[0] for q, _ in rows]
-    same = sum(value_reader.KINDS[int(np.argmax(p))] == kind for p, kind in zip(refit, readings, strict=True))
+    same = sum(value_kinds.KINDS[int(np.argmax(p))] == kind for p, kind in zip(refit, readings, strict=True))
     assert same / len(rows) >= 0.99, f"{len(rows) - same} of {len(rows)} training questions read differently"
 
 
 def test_the_reader_gives_every_kind_a_probability_that_sums_to_one() -> None:
-    scores = value_reader.ValueReader().read("what does a DGX H100 cost?")
-    assert set(scores) == set(value_reader.KINDS)
+    scores = value_kinds.ValueReader().read("what does a DGX H100 cost?")
+    assert set(scores) == set(value_kinds.KINDS)
     assert abs(sum(scores.values()) - 1.0) < 1e-5
     assert max(scores, key=scores.__getitem__) == "price"
 

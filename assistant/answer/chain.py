@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from langchain_core.prompts import ChatPromptTemplate
 
-from assistant.answer.context import own_words, pack_context
+from assistant.answer.context import pack_context
 from assistant.answer.echo import ECHO_NOTE, echoes_instructions, instruction_lines, without_echo
 from assistant.answer.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.answer.labels import stream_ids, to_ids
@@ -23,14 +23,8 @@ from assistant.answer.prompts import load_prompt, render
 from assistant.answer.refusal import Evidence, Thresholds, decide, gather
 from assistant.errors import AssistantError, ModelError
 from assistant.index.chroma_index import Index
-from assistant.question.intents import (
-    ASKS_FOR_ANOTHER_NAME,
-    NAMES_A_SYSTEM,
-    QUOTED,
-    asking_part,
-    compare_sides,
-    intent_of,
-)
+from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
+from assistant.question.reading import Reading
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
 from assistant.text import count_tokens, split_sentences, truncate_tokens
@@ -151,20 +145,20 @@ class AnswerChain:
         history = clean_history(list(history or []), self.settings)
         prepared = clean_question(question, self.settings)
         standalone = self.condense(prepared.question, history)
-        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
-        return self.weigh(prepared.question, retrieval)
+        reading = Reading(standalone, prepared.question)
+        retrieval = self.retrieve(reading, kind, self.carried(prepared.question, standalone, history))
+        return self.weigh(reading.as_asked, retrieval)
 
     def carried(self, question: str, standalone: str, history: History) -> list[str]:
         """A follow-up that leans back ("what's the catch?") is about what the last answer cited."""
         return discussed(history) if standalone != question else []
 
-    def weigh(self, question: str, retrieval: Retrieval) -> Evidence:
+    def weigh(self, asked: Reading, retrieval: Retrieval) -> Evidence:
+        """The refusal evidence for the question as asked (`Reading.as_asked`) and what retrieval found."""
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
         entries = len(self.index.entries)
-        return gather(
-            own_words(question), retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows
-        )
+        return gather(asked, retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows)
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -172,7 +166,7 @@ class AnswerChain:
         head = vectors[0]
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
-    def retrieve(self, query: str, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
+    def retrieve(self, reading: Reading, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
         """Search for the question; one that asks what a thing is or is called prefers concept pages.
 
         A question that asks what something means and names a concept page in what it quotes or in the
@@ -182,32 +176,33 @@ class AnswerChain:
         ("people say it's 'overfit', what does that mean?") is still what it is about: the concept page
         a search for the term alone finds first leads.
         """
-        asked = own_words(query)
-        intent = intent_of(asked)
+        query = reading.text
+        intent = reading.intent
         prefer = "concept" if intent in ("name", "definition") else None
-        asks_new_name = intent == "name" and not ASKS_FOR_ANOTHER_NAME.search(asked.lower())
+        asks_new_name = intent == "name" and not ASKS_FOR_ANOTHER_NAME.search(reading.lowered)
         if asks_new_name:  # what the conversation already named is the context, not the name asked for
             known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
             carried = None
-            if kind is None and not NAMES_A_SYSTEM.search(asked.lower()):
+            if kind is None and not NAMES_A_SYSTEM.search(reading.lowered):
                 kind = "concept"  # the name of a concept, asked for: papers only mention concepts
         found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
         if asks_new_name:
             found = self.trailing(found, set(known))
-        quoted = QUOTED.search(asked)
-        said = quoted.group(1) if quoted else asking_part(asked)  # what it quotes, else where it asks
-        asks_meaning = intent == "definition" and kind in (None, "concept") and ASKS_WHAT_IT_MEANS.search(asked.lower())
+        quoted = reading.quoted
+        said = quoted if quoted is not None else reading.asking  # what it quotes, else where it asks
+        defines = intent == "definition" and kind in (None, "concept")
+        asks_meaning = defines and ASKS_WHAT_IT_MEANS.search(reading.lowered)
         named = self.retriever.concepts_named_in(said) if asks_meaning else []
         top = found.sources[0].entry_id if found.sources else ""
         if named and not (top and self.retriever.uses_title(top, said)):  # "my teammate says bad recall: what is it?"
             chosen = self.retriever.most_specific(named, said)
             lead = next((s for s in found.sources if s.entry_id == chosen), None)
             found = self.leading(found, [lead or self.retriever.source_of(chosen, query)])
-        elif intent == "definition" and quoted and kind in (None, "concept"):
-            term = self.retriever.retrieve(quoted.group(1), k=1, kind="concept").sources
+        elif intent == "definition" and quoted is not None and kind in (None, "concept"):
+            term = self.retriever.retrieve(quoted, k=1, kind="concept").sources
             if term:
                 found = self.leading(found, [term[0]])
-        sides = compare_sides(asked) if intent == "compare" else None
+        sides = reading.sides if intent == "compare" else None
         if sides:  # "A vs B" is about two things: one query's vector mixes them, so each side is searched too
             each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
             found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
@@ -236,8 +231,6 @@ class AnswerChain:
 
     def stream(self, question: str, history: History | None = None, kind: str | None = None) -> Iterator[str | Answer]:
         """Text deltas, then the verified Answer; a `ModelError` carries `.sources` (what was retrieved)."""
-        from assistant.answer.models import stream_reply
-
         history = clean_history(list(history or []), self.settings)
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -248,14 +241,17 @@ class AnswerChain:
         standalone = self.condense(prepared.question, history)
         timings["condense"] = ms(t0)
         t0 = time.perf_counter()
-        retrieval = self.retrieve(standalone, kind, self.carried(prepared.question, standalone, history))
+        reading = Reading(standalone, prepared.question)  # every later stage reads the question from here
+        retrieval = self.retrieve(reading, kind, self.carried(prepared.question, standalone, history))
         timings["retrieve"] = ms(t0)
         answer = Answer(prepared.question, "", [], retrieval.sources, False, self.chat.name, timings, prepared.notes)
         if standalone != prepared.question:
             answer.notes.append(f"Searched for: {standalone}")
 
         decision = decide(
-            self.weigh(prepared.question, retrieval), self.thresholds, model_judges=self.chat.rewrites_followups
+            self.weigh(reading.as_asked, retrieval),
+            self.thresholds,
+            model_judges=self.chat.rewrites_followups,
         )
         if decision.evidence.ungrounded:  # refused for them, or asked about besides other things: said
             answer.notes.append(f"No entry mentions {', '.join(decision.evidence.ungrounded)}.")
@@ -270,13 +266,14 @@ class AnswerChain:
             retrieval.sources,
             self.index,
             self.settings.context_tokens,
-            question=standalone,
+            question=reading.text,
             sentences=self.settings.context_sentences,
         )
-        messages = self.prompt.format_messages(refusal=load_prompt("refusal"), context=packed.text, question=standalone)
+        refusal = load_prompt("refusal")
+        messages = self.prompt.format_messages(refusal=refusal, context=packed.text, question=reading.text)
         t0 = time.perf_counter()
         parts: list[str] = []
-        reply = stream_reply(self.chat.model, messages, started=started)  # ends by the answer's deadline
+        reply = self.chat.reply(reading, packed, messages, started=started)  # ends by the answer's deadline
         try:
             for delta in stream_ids(reply, packed.labels):  # the user sees ids, never the context's labels
                 parts.append(delta)
@@ -308,13 +305,13 @@ class AnswerChain:
             if not answer.text:
                 answer.text = NOTHING_VERIFIED
             verified_any = any(c.supported for c in answer.citations)
-            if not verified_any and not self.fall_back(answer, retrieval.sources, standalone):
+            if not verified_any and not self.fall_back(answer, retrieval.sources, reading):
                 answer.notes.append(NO_VERIFIED_CLAIM)
         timings["verify"] = ms(t0)
         timings["total"] = ms(started)
         yield answer
 
-    def fall_back(self, answer: Answer, sources: list[Source], question: str) -> bool:
+    def fall_back(self, answer: Answer, sources: list[Source], reading: Reading) -> bool:
         """Show the extractive answer to the same entries in place of a reply that kept no verified citation.
 
         Only when `Settings.extractive_fallback` is on, the model is not the extractive one already, and
@@ -327,8 +324,7 @@ class AnswerChain:
         from assistant.answer.models.extractive import extract_answer
 
         packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
-        prompt = render("answer_user", context=packed.text, question=question, refusal=load_prompt("refusal"))
-        text = plain(to_ids(extract_answer(prompt), packed.labels).strip())
+        text = plain(to_ids(extract_answer(reading, packed.blocks), packed.labels).strip())
         if is_refusal(text):
             return False
         verified = verify(text, packed.entries, self.similarity)

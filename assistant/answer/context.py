@@ -1,9 +1,9 @@
 """The context the chat model reads: labelled entry blocks, packed into a token budget.
 
 This module owns the block format (`[N] Title (kind)` then the chunk text, N the entry's short
-label, see `assistant.answer.labels`) and the `(about: ...)` suffix that offline condensing
-appends to a follow-up. The chain writes both; the offline extractive model reads them back, so
-writer and reader live together.
+label, see `assistant.answer.labels`). An LLM reads the rendered text; the offline extractive
+model reads the same blocks as data (`Packed.blocks`: each block's label, title, kind and lines
+without the labels), so a change to the prompt's wording cannot change what it reads.
 """
 
 from __future__ import annotations
@@ -18,15 +18,12 @@ from assistant.types import Entry, Source
 if TYPE_CHECKING:
     from assistant.index.chroma_index import Index
 
-BLOCK_HEADER = re.compile(r"^\[(?P<id>[^\]\s]+)\] (?P<title>.*) \((?P<kind>concept|abstract|document)\)$")
-QUESTION_LINE = re.compile(r"^Question:", re.M)  # the label prompts/answer_user.txt puts before the question
-ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
 SENTENCE_STOP = re.compile(r"[.!?…]+$")
 
 
 @dataclass(frozen=True)
 class Block:
-    """One context block: a chunk of an entry, under a header naming the entry."""
+    """One context block: a chunk of an entry, under a header naming the entry (by its label)."""
 
     entry_id: str
     title: str
@@ -34,15 +31,17 @@ class Block:
     lines: tuple[str, ...]  # the chunk's lines: its heading, then its statements
 
 
-def render_block(entry: Entry, text: str, label: str | None = None) -> str:
-    """`[label] Title (kind)`, the chunk's heading line, then its lines; with a label, every sentence
-    after the heading ends with it (`... in host memory [1].`), the way an answer cites it: a model
-    that copies a sentence copies its citation too."""
-    if label is None:
-        return f"[{entry.id}] {entry.title} ({entry.kind})\n{text}"
+def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
+    """`[label] Title (kind)`, the chunk's heading line, then its lines, every sentence after the heading
+    ending with the label (`... in host memory [1].`), the way an answer cites it: a model that copies a
+    sentence copies its citation too. With the text, the block as data: its heading and lines as shown,
+    without the labels, blank lines left out."""
     heading, *rest = text.split("\n")
-    lines = [" ".join(with_label(s, label) for s in split_sentences(line)) for line in rest if line.strip()]
-    return "\n".join([f"[{label}] {entry.title} ({entry.kind})", heading, *lines])
+    said = [split_sentences(line) for line in rest if line.strip()]
+    lines = [" ".join(with_label(s, label) for s in sentences) for sentences in said]
+    shown = [line for line in (heading.strip(), *(" ".join(sentences).strip() for sentences in said)) if line]
+    rendered = "\n".join([f"[{label}] {entry.title} ({entry.kind})", heading, *lines])
+    return rendered, Block(label, entry.title, entry.kind, tuple(shown))
 
 
 def with_label(sentence: str, label: str) -> str:
@@ -51,50 +50,15 @@ def with_label(sentence: str, label: str) -> str:
     return f"{sentence[: len(sentence) - len(stop)]} [{label}]{stop}"
 
 
-def without_label(line: str, label: str) -> str:
-    """A context line as the entry has it: its sentences' `[label]` markers removed (see render_block)."""
-    return line.replace(f" [{label}]", "")
-
-
 @dataclass
 class Packed:
-    """A packed context: its text, the entries it shows by id, and the id each short label stands for."""
+    """A packed context: its text, its blocks as data, the entries it shows by id, and the id each short
+    label stands for."""
 
     text: str
     entries: dict[str, Entry] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)  # "1" -> "MLD-0472"
-
-
-def parse_blocks(context: str) -> list[Block]:
-    """The blocks of a rendered context, in order (text before the first header is ignored)."""
-    blocks: list[Block] = []
-    header: re.Match[str] | None = None
-    lines: list[str] = []
-    for line in context.splitlines():
-        match = BLOCK_HEADER.match(line.strip())
-        if match:
-            if header is not None:
-                blocks.append(Block(header["id"], header["title"], header["kind"], tuple(lines)))
-            header, lines = match, []
-        elif header is not None and line.strip():
-            lines.append(without_label(line.strip(), header["id"]) if header["id"].isdigit() else line.strip())
-    if header is not None:
-        blocks.append(Block(header["id"], header["title"], header["kind"], tuple(lines)))
-    return blocks
-
-
-def split_prompt(prompt: str) -> tuple[str, str]:
-    """(context, question) of an answer prompt.
-
-    The question is what follows the last `Question:` line: a context entry may have a line of
-    its own that starts with "Question:" (an abstract, a page's unknown heading), and that must
-    stay data.
-    """
-    starts = list(QUESTION_LINE.finditer(prompt))
-    if not starts:
-        return prompt, ""
-    asked = prompt[starts[-1].end() :].strip()
-    return prompt[: starts[-1].start()], asked.split("\n", 1)[0].strip()  # the question is one line
+    blocks: list[Block] = field(default_factory=list)  # in the text's order
 
 
 def pack_context(
@@ -133,11 +97,12 @@ def pack_context(
             texts = [best_sentences(texts, question, sentences)]
         label = next((n for n, known in packed.labels.items() if known == entry.id), str(len(packed.labels) + 1))
         for text in texts:
-            block = render_block(entry, text, label)
+            block, data = render_block(entry, text, label)
             cost = count_tokens(block)
             if used + cost > budget and blocks:
                 break
             blocks.append(block)
+            packed.blocks.append(data)
             packed.entries[entry.id] = entry
             packed.labels[label] = entry.id
             used += cost
@@ -157,13 +122,3 @@ def best_sentences(texts: list[str], question: str, count: int) -> str:
     score = [sum(weight[w] for w in words) for words in said]
     chosen = sorted(sorted(range(len(candidates)), key=lambda i: (-score[i], i))[:count])
     return "\n".join([heading, " ".join(candidates[i] for i in chosen)])
-
-
-def with_subjects(question: str, subjects: list[str]) -> str:
-    """A follow-up with the earlier questions it leans on: `and its caveat? (about: What is a GPU?)`."""
-    return f"{question} (about: {' / '.join(subjects)})" if subjects else question
-
-
-def own_words(question: str) -> str:
-    """The question without the `(about: ...)` subjects that condensing appended."""
-    return ABOUT.sub("", question) or question

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from assistant.answer.context import with_subjects
+from assistant.question.reading import with_subjects
 from assistant.text import content_words
 from assistant.verify.citations import find_markers
 

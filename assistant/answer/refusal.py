@@ -5,7 +5,9 @@ Three kinds of evidence, each cheap and each explainable to the user:
 - the **value asked for**: a price, a date, a person, a company, a count, a product spec, install
   steps or an opinion. Concept pages and paper abstracts hardly ever state such values, so the
   question is refused unless one of the best entries has a sentence with that kind of value
-  about the question's subject (e.g. a dollar figure near "H100");
+  about the question's subject (e.g. a dollar figure near "H100"). The kind is read with the rest
+  of the question (`question/reading.py`, by `question/value_kinds.py`); what an entry's sentence
+  must hold to state it is decided here (`VALUE_EVIDENCE`);
 - **names the knowledge never mentions** ("Gaudi", "CoreWeave"): a value about a thing no entry
   names cannot be in the entries. (Alone they are weak evidence: users name their own setups,
   "Xeons", "Newton-Schulz", in answerable questions, so a name refuses only with a value kind.)
@@ -35,102 +37,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from assistant.answer import refusal_reader
-from assistant.question import value_reader
-from assistant.question.intents import ASKS_FOR_A_NAME, asking_part
-from assistant.question.names import CONFIGURATION_KEY, MONTH, named_things, names_in
+from assistant.question.names import CONFIGURATION_KEY, MONTH
+from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
+from assistant.question.value_kinds import KIND_NAMES
 from assistant.text import content_words, split_sentences, stem, stems, words
 from assistant.types import Entry
 
-# Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
-CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
-# What a question asks for, from its wording. Patterns are written against the lower-cased question.
-VALUE_KINDS: dict[str, re.Pattern[str]] = {
-    "price": re.compile(
-        r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd|salary|salaries|wages?)\b"
-        r"|\b(?:how much|what) (?:does|do|would|will|is|are)\b[^?]{0,60}\bcost\b(?!\s+(?:in|of)\b)"
-        r"|\bcost(?:s)? (?:to buy|per (?:card|gpu|chip|month))\b"
-        r"|\bgoing rate\b|\bhow pricey\b|\bbucks\b|\bset (?:us|me|you|them) back\b|\b(?:ballpark|rough) cost\b"
-        r"|\bcharges? (?:per|for)\b|\bwhat (?:does|do) [\w .-]{1,30} charge\b"
-    ),
-    "date": re.compile(
-        r"^\W*when (?:did|was|were|will|is|are)\b|\bwhat year\b|\brelease date\b|\bwhen\b[^?]{0,80}\b"
-        r"(?:announced?|released?|launched?|shipped?|open-sourced?|introduced?)\b"
-        r"|\bwill\b[^?]{0,60}\b(?:ship|release|launch|announce)\w*\b[^?]{0,30}\b(?:in|at)\b[^?]{0,20}\b20\d\d\b"
-        r"|\bhow long ago\b|\bsince when\b|^\W*is [\w .-]{1,30} out yet\b"
-        r"|\bwhen(?:'s| is| will)\b[^?]{0,40}\b(?:due|coming out|arrive|be available)\b"
-    ),
-    "person": re.compile(
-        r"^\W*who (?:(?:\w+ly|first|actually|really) )?(?:is|was|were|started|founded|invented|created|wrote|"
-        r"leads|led|runs|designed|developed|built|coined|came up with)\b"
-        r"|\bwhich (?:researcher|person|engineer|scientist|professor)\b|\b(?:ceo|cto|founders?|inventor)\b"
-        r"|^\W*who(?:'s| is) behind\b|\bwhose idea\b"
-    ),
-    "company": re.compile(
-        r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
-        r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
-        r"|\bwhat (?:company|companies|vendor|firm|startup)\b"
-        r"|\b(?:was|got|been) (?:\w+ )?bought\b|\bstill independent\b"
-    ),
-    # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" and "how many
-    # ids per second can one node push" are technical; "re-estimating how many tokens each reply needs"
-    # describes a method: a count is asked when a sentence starts with it
-    "count": re.compile(
-        r"(?:^|[.?!:;]\s+)\W*(?:(?:so|and|ok|roughly|approximately|about|exactly)\s+)*how many\b"
-        r"(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need|watt|joules?|kwh|"
-        r"hours|minutes|seconds|per (?:second|sec|minute|token|request|step|iteration|gpu|node|query))\b)"
-        r"|^\W*what(?:'s| is) the (?:total )?number of\b"
-    ),
-    "spec": re.compile(
-        # "how much HBM does an H200 have?"; not a gain a paper reports ("how much more bandwidth ... did it claim?")
-        r"\bhow much (?!(?:more|less|extra|higher|lower|better)\b)(?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth"
-        r"|power)\b(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
-        r"|\b(?:tdp|tflops|petaflops|peak (?:bf16|fp16|fp8|fp32|int8)|memory bandwidth of|clock speed)\b"
-        r"|\b(?:nvlink|hbm|memory|network) bandwidth per\b|\bwhat (?:\w+ )?bandwidth does (?:a|an|one|the)\b"
-        r"|\bhow fast is (?:nvlink|pcie|infiniband|hbm\w*|ethernet|cxl|ucie)\b"
-        # a spec of a product named by its model number: "the FP8 throughput of an MI325X", "a TPU v5p"
-        r"|\bwhat(?:'s| is) the (?:\w+ )?(?:throughput|bandwidth|tdp|vram|memory|clock|flops) of "
-        r"(?:an? |one |the |each )?(?:[a-z]{1,5}\d{2,4}[a-z]{0,2}|tpu v\d\w*)\b"
-    ),
-    "howto": re.compile(
-        r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
-        r"|\b(?:exact|the) command\b|\bcommand[- ]line flag\b|\b(?:which|what|set)\b[^?]{0,30}\benv(?:ironment)? var"
-        r"|\b(?:what|which|exact)\b[^?]{0,30}\bcommands\b|\bcommands? (?:do|should|would|can) (?:i|we)\b"
-        r"|\b[\w-]+\.(?:conf|ya?ml|toml|ini|cfg)\b|\bwhich (?:lines|settings|flags|options)\b[^?]{0,40}\b(?:i|we)\b"
-        # "step by step" asks for instructions when it opens or closes the request, not inside a description
-        # ("varies the GPUs per request, step by step, according to its deadline")
-        r"|^\W*step[- ]by[- ]step\b|\bstep[- ]by[- ]step\W*$|\bstep[- ]by[- ]step (?:guide|instructions|tutorial)\b"
-        r"|\bpip install\b|^\W*(?:install|set up|configure)\b"
-        r"|\b(?:what|which) (?:flags?|arguments|args|env vars|command-line options)\b"
-        # a command-line tool in a request for its use: "how do I get nvidia-smi to show ...", "a docker run line"
-        rf"|{CLI_TOOLS}(?=[^?]*\b(?:command|flags?|line|syntax)\b)"
-        rf"|\bhow (?:do|can|should) (?:i|we)\b[^?]{{0,30}}{CLI_TOOLS}"
-        r"|\bsteps to (?:install|set up|configure|upgrade|uninstall)\b"
-        r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:turn (?:on|off)|uninstall|upgrade|downgrade)\b"
-        r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,80}\b(?:on|in) "
-        r"(?:ubuntu|debian|centos|rhel|fedora|windows|macos|wsl)\b"
-    ),
-    "opinion": re.compile(
-        r"\bin your opinion\b|\bwhich\b[^?]{0,60}\bis (?:the )?best\b|\bbetter buy\b|\bcan you recommend\b"
-        r"|\bwhich is (?:the )?better (?:cloud|provider|vendor|host|platform|service|card|gpu|deal)\b"
-        r"|\bwhich (?:\w+ )?would you (?:pick|choose|go with|recommend|buy)\b|\bwould you (?:pick|choose|go with)\b"
-        r"|\bshould (?:our|my|we|i) (?:team )?(?:standardi[sz]e|go with|buy|pick)\b"
-        # the assistant's own view or forecast: "what would you do?", "what's your take?", "do you think X will ..."
-        r"|\bwhat would you (?:do|pick|choose|use|recommend)\b|\bwhat(?:'s| is) your (?:take|view|opinion|advice|gut)\b"
-        r"|\bwhat do you think (?:of|about)\b"
-        r"|\b(?:do|would) you (?:think|believe|reckon|expect)\b[^?]{0,80}\b(?:will|going to)\b"
-        r"|\bdo you prefer\b|\bin your view\b|\bwould you recommend\b|\bworth (?:learning|buying|the money)\b"
-        r"|\bwhat(?:'s| is) the best (?:open[- ]source |open[- ]weights? )?"
-        r"(?:llm|model|gpu|card|cloud|provider|framework|library|tool|stack)s? (?:to|for)\b"
-    ),
-}
-# a price as a figure of speech, which asks for no price: "is there a price in output quality?", "the price
-# we pay in accuracy", "at the price of stability"
-FIGURATIVE_PRICE = re.compile(
-    r"\b(?:pay|paid|pays|paying) (?:a|the|any|some|that) (?:\w+ )?price\b"
-    r"|\bprice (?:in (?!(?:dollars|euros?|usd|eur|gbp|pounds|yen|yuan|rupees|cash|total)\b)|to pay|we pay|you pay|paid)"
-    r"|\bat the (?:\w+ )?price of\b"
-)
 # What an entry sentence must hold to answer each kind (besides the question's subject).
 VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "price": re.compile(r"\$\s?\d|\b\d[\d,.]*\s?(?:usd|dollars?)\b|\bper hour\b|\bprice[sd]? (?:of|at)\b", re.I),
@@ -194,36 +107,11 @@ class Decision:
     evidence: Evidence = field(default_factory=lambda: Evidence(1.0))
 
 
-def asked_kind(question: str) -> str | None:
-    """The kind of value the question asks for (`price`, `date`, ...), or None for the rest.
-
-    A question that asks what a concept is called is about the concept, whatever it describes.
-    The learned reader (`value_reader.py`) decides when it is sure; otherwise the patterns do.
-    """
-    if ASKS_FOR_A_NAME.search(question.lower()):
-        return None
-    kind, probability = value_reader.read(asking_part(question))
-    if kind != "none" and probability >= value_reader.SURE:
-        return kind
-    if kind == "none" and probability >= value_reader.SURELY_NONE:
-        return None  # "a noisy pricing task", "the invoice went from $2k to $11k": mentioned, not asked
-    return pattern_kind(question)
-
-
-def pattern_kind(question: str) -> str | None:
-    """The first kind whose pattern the lower-cased question matches."""
-    lowered = FIGURATIVE_PRICE.sub(" ", question.lower())
-    for kind, pattern in VALUE_KINDS.items():
-        if pattern.search(lowered):
-            return kind
-    return None
-
-
-def unknown_names(question: str, vocabulary: frozenset[str]) -> tuple[str, ...]:
-    """Names in the question that no entry of the knowledge contains (plurals forgiven: H100s; a size
-    spelt out, "352-billion-parameter", is known as the "352B" an abstract writes)."""
+def unknown_names(names: Iterable[str], vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """The names (`Reading.names`) that no entry of the knowledge contains (plurals forgiven: H100s; a
+    size spelt out, "352-billion-parameter", is known as the "352B" an abstract writes)."""
     out = []
-    for name in names_in(question):
+    for name in names:
         word = name.lower()
         if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary):
             continue
@@ -254,9 +142,9 @@ def mentions(text: str, name: str) -> bool:
     return any(form in text for form in name_forms(name))
 
 
-def subject_words(question: str) -> set[str]:
+def subject_words(reading: Reading) -> set[str]:
     """The question's content words minus the words that only say what kind of value is asked."""
-    return content_words(question) - FRAME_WORDS
+    return reading.content_words - FRAME_WORDS
 
 
 FRAME_WORDS = content_words(
@@ -265,7 +153,7 @@ FRAME_WORDS = content_words(
 )
 
 
-def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
+def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> bool:
     """Does some sentence of these entries state that kind of value about the question's subject?
 
     The sentence must hold the value (a dollar figure, a year, a number with a unit, ...) and
@@ -277,11 +165,11 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
     ByteDance's cluster?"), so they must be in the value's sentence.
     """
     evidence = VALUE_EVIDENCE[kind]
-    subject = subject_words(question)
-    names = name_keys(names_in(question))
-    asking = asking_part(question).lower()
+    subject = subject_words(reading)
+    names = name_keys(reading.names)
+    asking = reading.asking.lower()
     asked = {name for name in names if name in asking}
-    counted = COUNTED.search(question.lower())
+    counted = COUNTED.search(reading.lowered)
     for entry in entries:
         whole = f"{entry.title}. {entry.text}"
         if not all(mentions(whole.lower(), name) for name in names - asked):
@@ -296,7 +184,7 @@ def kind_supported(kind: str, question: str, entries: Iterable[Entry]) -> bool:
             about = content_words(whole) if entry.kind == "document" else content_words(sentence)
             if not names and len(subject & about) < 2:
                 continue
-            if kind == "count" and counted and not counts(sentence, counted.group(1), question):
+            if kind == "count" and counted and not counts(sentence, counted.group(1), reading.lowered):
                 continue
             return True
     return False
@@ -311,12 +199,12 @@ STATED_VALUES: dict[str, re.Pattern[str]] = {
 }
 
 
-def states_value(kind: str, question: str, entries: Iterable[Entry]) -> bool:
+def states_value(kind: str, reading: Reading, entries: Iterable[Entry]) -> bool:
     """Does the question state a value of the kind asked for that one of these entries states too? A
     question that names the figure, the flag, the person or the date and asks to confirm it is grounded
     by an entry that says it, whatever words that entry uses around it."""
     pattern = STATED_VALUES.get(kind)
-    stated = [m.group().lower() for m in pattern.finditer(asking_part(question))] if pattern else []
+    stated = [m.group().lower() for m in pattern.finditer(reading.asking)] if pattern else []
     texts = [f"{entry.title}. {entry.text}".lower() for entry in entries]
     return any(value in text for value in stated for text in texts)
 
@@ -338,12 +226,13 @@ MARKET_WORDS = re.compile(
 )
 
 
-def counts(sentence: str, counted: str, question: str) -> bool:
+def counts(sentence: str, counted: str, lowered: str) -> bool:
     """Does the sentence count the thing asked about: a number just before the counted noun ("43,520
-    GPUs", "25 quantized open-source LLMs"), and the question's market word (sold, shipped) if it has one?"""
+    GPUs", "25 quantized open-source LLMs"), and the question's market word (sold, shipped; read off the
+    lower-cased question) if it has one?"""
     said = words(sentence)
     tokens = [stem(w) for w in said]
-    market = MARKET_WORDS.search(question.lower())
+    market = MARKET_WORDS.search(lowered)
     if market and stem(market.group(1)) not in tokens:
         return False
     # the counted noun as asked, as the literature writes it ("graphics cards" -> GPUs), or as a
@@ -358,14 +247,6 @@ def counts(sentence: str, counted: str, question: str) -> bool:
 
 COUNTED_ALIASES = {"peopl": ("user", "client"), "person": ("user", "client")}
 NUMBER = re.compile(r"^\d[\d,.]*[kmb]?$")
-# contractions typed without the apostrophe and chat filler: no entry has them, and they say nothing about
-# whether the knowledge answers ("why bother tho, whats wrong with pasting the readings in?")
-CHAT_SPELLING = re.compile(
-    r"\b(?:whats|thats|theres|whos|hows|wheres|dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|wont|couldnt"
-    r"|wouldnt|shouldnt|havent|hasnt|im|ive|youre|theyre|weve|tho|lol|gonna|wanna|kinda|sorta|idk|btw|tbh|imo"
-    r"|pls|plz|thx)\b",
-    re.I,
-)
 NUMBER_WORDS = frozenset(
     {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "dozen", "dozens"}
     | {"hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion"}
@@ -373,7 +254,7 @@ NUMBER_WORDS = frozenset(
 
 
 def gather(
-    question: str,
+    reading: Reading,
     confidence: float,
     best: list[Entry],
     vocabulary: frozenset[str],
@@ -381,22 +262,23 @@ def gather(
     entries: int,
     knows: Callable[[str], bool] | None = None,
 ) -> Evidence:
-    kind = asked_kind(question)
-    asked = content_words(CHAT_SPELLING.sub("", question))  # "whats", "tho": typed fast, not unknown topics
-    missing, besides = grounding(question, knows or (lambda name: name.lower() in vocabulary))
+    """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
+    kind = reading.value_kind
+    asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
+    missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
     if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
-        unknown = sum(1 for w in asked if not known_word(w, document_frequency)) / len(asked)
+        unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     evidence = Evidence(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
-        kind_supported=kind is None or kind_supported(kind, question, best) or states_value(kind, question, best),
-        unknown_names=unknown_names(question, vocabulary),
+        kind_supported=kind is None or kind_supported(kind, reading, best) or states_value(kind, reading, best),
+        unknown_names=unknown_names(reading.names, vocabulary),
         ungrounded=missing,
         asked_besides=besides,
     )
-    return replace(evidence, refuse_probability=refusal_reader.refuse_probability(asking_part(question), evidence))
+    return replace(evidence, refuse_probability=refusal_reader.refuse_probability(reading.asking, evidence))
 
 
 # "nothing else was asked": on the five calibration sets the 3 answerable questions whose asking sentences
@@ -405,34 +287,28 @@ def gather(
 ASKED_BESIDES = 8
 
 
-def grounding(question: str, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
+def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
     """The things the asking sentences name that no entry mentions (`knows`), and how many content words
     those sentences have besides the things named. An acronym the question spells out ("a GLM, the
     generalized linear model") is explained, not unknown."""
-    asking = asking_part(question)
-    named = named_things(asking)
-    missing = tuple(n for n in named if not knows(n) and not spelled_out(n, question))
-    rest = asking
-    for name in named:
-        rest = rest.replace(name, " ")
-    return missing, len(content_words(rest))
+    missing = tuple(n for n in reading.named_in_asking if not knows(n) and not spelled_out(n, reading))
+    return missing, reading.words_besides_names
 
 
-def spelled_out(name: str, question: str) -> bool:
+def spelled_out(name: str, reading: Reading) -> bool:
     """Is an acronym's expansion in the question: consecutive words whose initials spell it?"""
     if not (name.isupper() and name.isalpha() and 2 <= len(name) <= 6):
         return False
-    initials = "".join(w[0] for w in words(question) if w[0].isalpha())
-    return name.lower() in initials
+    return name.lower() in reading.initials
 
 
-def known_word(word: str, document_frequency: Mapping[str, int]) -> bool:
+def known_word(word: str, parts: tuple[str, ...], document_frequency: Mapping[str, int]) -> bool:
     """Does some entry have the (stemmed) word? A compound the asker hyphenates ("S-shaped",
-    "over-provisioned") is known when each of its parts of two letters or more is."""
+    "over-provisioned") is known when each of its parts of two letters or more (`parts`, stemmed;
+    `Reading.topic_words`) is."""
     if document_frequency.get(word):
         return True
-    parts = [p for p in word.split("-") if len(p) > 1]
-    return "-" in word and bool(parts) and all(document_frequency.get(stem(p)) for p in parts)
+    return "-" in word and bool(parts) and all(document_frequency.get(p) for p in parts)
 
 
 def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
@@ -451,7 +327,7 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
         return Decision(False, "", evidence)
     # ASSISTANT_REFUSAL_THRESHOLD=0 asks for an answer whenever the rules allow one: the reader adds none
     adds = thresholds.clear_miss > 0
-    if adds and not decision.refuse and p >= refusal_reader.SURE and not stated(evidence):
+    if adds and not decision.refuse and p >= refusal_reader.REFUSES_AT and not stated(evidence):
         return Decision(True, learned_reason(evidence), evidence)
     return decision
 
@@ -490,14 +366,3 @@ def decide_by_rules(evidence: Evidence, thresholds: Thresholds, *, model_judges:
 CLEAR_MISS = "none of its entries is close to the question"
 UNKNOWN_WORDS = "most of the question's words appear in none of its entries"
 CLEAR_MISSES = (CLEAR_MISS, UNKNOWN_WORDS)  # retrieval found nothing near: no reader overrules that
-
-KIND_NAMES = {
-    "price": "price",
-    "date": "date",
-    "person": "person",
-    "company": "company",
-    "count": "count",
-    "spec": "specification",
-    "howto": "commands or install steps",
-    "opinion": "opinion",
-}

@@ -10,7 +10,7 @@ ungrounded names, what else is asked). It is fitted on the labelled questions of
 calibration sets (to realistic-dev8) and mlsys.jsonl, with the evidence the mlsys index gives them
 (`scripts/fit_refusal_reader.py`); realistic-dev9 and the test half stay out and measure it.
 
-`refusal.decide` lets it add a refusal the rules miss when it is sure (`SURE`; not when an entry
+`refusal.decide` lets it add a refusal the rules miss when it is sure (`REFUSES_AT`; not when an entry
 states the kind of value asked for, nor when ASSISTANT_REFUSAL_THRESHOLD=0) and overrule one of the
 rules' refusals, except a clear miss, when it finds a refusal unlikely (`UNLIKELY`).
 Left out of the set it is measured on, it kept the rules' recall and cut their false refusals
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.question.value_reader import design, load_weights, probabilities
+from assistant.question.linear_reader import design, load_weights, probabilities
 
 if TYPE_CHECKING:
     from assistant.answer.refusal import Evidence
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 WEIGHTS = Path(__file__).resolve().parent / "refusal_reader.npz"
 CLASSES = ("answer", "refuse")
 KINDS = ("price", "date", "person", "company", "count", "spec", "howto", "opinion")
-SURE = 0.5  # a refusal the rules did not make is made at this probability
+REFUSES_AT = 0.5  # a refusal the rules did not make is made at this probability
 UNLIKELY = 0.15  # below this, a refusal the rules made (other than a clear miss) is overruled
 
 _lock = threading.Lock()

@@ -4,7 +4,7 @@ The intent patterns (`intents.py`) were each extended when a new question set sh
 and the next set showed others: left out of the set it is measured on, they read 0.74 of the ~950
 labelled answerable questions of the realistic sets as labelled, and 0.61 of realistic-dev5's.
 This reader is multinomial logistic regression over the same two views as the value reader
-(`value_reader.py`): the asking sentences' words and word pairs, and their MiniLM vector. Fitted on
+(`value_kinds.py`): the asking sentences' words and word pairs, and their MiniLM vector. Fitted on
 the calibration sets (the calibration half of realistic.jsonl, realistic-dev to -dev4), it is
 measured on realistic-dev5, -dev6 and the test half, which it never saw (docs/retrieval-stages.md).
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.question.value_reader import design, fit_classes, load_weights, probabilities
+from assistant.question.linear_reader import design, fit_classes, load_weights, probabilities
 
 WEIGHTS = Path(__file__).resolve().parent / "intent_reader.npz"
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")

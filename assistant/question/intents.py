@@ -234,18 +234,18 @@ def intent_of(question: str) -> str:
     half: 0.859 / 0.930 / 0.756 against the patterns' 0.609 / 0.750 / 0.683), but answers composed
     from all its readings, in place of the patterns' default `problem`, were no better (answered with
     gold on the test half 0.927 -> 0.902). One reading pays: where the patterns fall to `problem` and the
-    reader is sure (`PAPERS_SURE`) the question asks for papers ("Collect every one you find"), listing
+    reader is sure (`PAPERS_TRUSTED_AT`) the question asks for papers ("Collect every one you find"), listing
     the papers raised the multi-paper questions answered with two gold papers on realistic-dev7 from 0.50
     to 0.56 and changed nothing else on -dev5 to -dev8 (docs/retrieval-stages.md)."""
     intent = pattern_intent(question)
     if intent == "problem":
         read, probability = intent_reader.read(asking_part(question))
-        if read == "papers" and probability >= PAPERS_SURE:
+        if read == "papers" and probability >= PAPERS_TRUSTED_AT:
             return "papers"
     return intent
 
 
-PAPERS_SURE = 0.7
+PAPERS_TRUSTED_AT = 0.7
 
 
 def pattern_intent(question: str) -> str:

@@ -9,10 +9,10 @@ reading the label. Calls and failure messages are in `assistant.answer.models.ca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from pydantic import SecretStr
 
 from assistant.answer.models.calls import (
@@ -22,15 +22,21 @@ from assistant.answer.models.calls import (
     StreamCutOffError,
     complete,
     http_client,
+    stream_chunks,
     stream_reply,
 )
-from assistant.answer.models.text_reply import StubChatModel, TextReplyModel
+from assistant.answer.models.text_reply import DataReplyModel, StubChatModel, TextReplyModel
 from assistant.errors import SettingsError
 from assistant.redaction import PLACEHOLDER_KEY, guard_client_logs, redact, strip_userinfo
 from assistant.settings import Settings
 
+if TYPE_CHECKING:
+    from assistant.answer.context import Packed
+    from assistant.question.reading import Reading
+
 __all__ = [
     "ChatModel",
+    "DataReplyModel",
     "Limits",
     "ReplyStream",
     "StreamCutOffError",
@@ -54,6 +60,17 @@ class ChatModel:
     name: str  # what Answer.model records: "extractive", "openai:<model>", ...
     label: str  # "answered by" in the UI, without secrets
     rewrites_followups: bool = False  # worth a call to turn a follow-up into a standalone question
+
+    def reply(
+        self, reading: Reading, packed: Packed, messages: LanguageModelInput, *, started: float | None = None
+    ) -> ReplyStream:
+        """The answer's text deltas, within the model's limits (`stream_reply`): a model that answers from
+        data (the offline extractive one) gets the question's reading and the packed entries, any other
+        the rendered prompt `messages`."""
+        model = self.model
+        if isinstance(model, DataReplyModel):
+            return stream_chunks(model, lambda: model.answer_chunks(reading, packed), started=started)
+        return stream_reply(model, messages, started=started)
 
 
 def make_chat_model(settings: Settings) -> ChatModel:

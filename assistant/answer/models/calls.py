@@ -356,8 +356,20 @@ def stream_reply(
     The reply ends by `limits.deadline` seconds after `started` (a `time.perf_counter()`, default
     now); `limits` default to the ones the factory attached to the model.
     """
+    return stream_chunks(model, lambda: model.stream(messages), started=started, limits=limits)
+
+
+def stream_chunks(
+    model: BaseChatModel,
+    chunks: Callable[[], Iterable[Any]],
+    *,
+    started: float | None = None,
+    limits: Limits | None = None,
+) -> ReplyStream:
+    """As `stream_reply`, for a reply made some other way than from a prompt: `chunks` makes the reply's
+    message chunks, in the worker, within the same limits (the offline model's answer from data)."""
     limits = limits or limits_of(model)
-    return ReplyStream(model, lambda: model.stream(messages), limits, _deadline_at(limits, started))
+    return ReplyStream(model, chunks, limits, _deadline_at(limits, started))
 
 
 def complete(model: BaseChatModel, messages: LanguageModelInput, *, limits: Limits | None = None) -> str:

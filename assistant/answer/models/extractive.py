@@ -1,8 +1,9 @@
 """The offline default chat model: answers by quoting the context sentences that fit best.
 
-It reads the same prompt an LLM would get (question plus labelled context blocks), so it
-sees only what retrieval packed, and answers with whole sentences from those entries,
-each followed by its `[ID]`. Deterministic, no network; a sentence it picks is by
+It reads what an LLM's prompt is rendered from, as data: the question's reading and the
+labelled context blocks (`Packed.blocks`), so it sees only what retrieval packed, and a change
+to the prompt's wording cannot change its answers. It answers with whole sentences from those
+entries, each followed by its `[ID]`. Deterministic, no network; a sentence it picks is by
 construction a sentence of the cited entry, so every citation verifies.
 """
 
@@ -12,13 +13,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from langchain_core.messages import BaseMessage
-
 from assistant.answer.closeness import Closeness
-from assistant.answer.context import own_words, parse_blocks, split_prompt
-from assistant.answer.models.text_reply import TextReplyModel
+from assistant.answer.context import Block, Packed
+from assistant.answer.models.text_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
-from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, compare_sides, described_sides, intent_of, subject_of
+from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
+from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
 from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
 
@@ -52,11 +52,10 @@ class Candidate:
     title: str = ""
 
 
-def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
-    """The question and the candidate sentences of every context block, in block order."""
-    context, question = split_prompt(prompt)
+def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
+    """The candidate sentences of every context block, in block order."""
     candidates: list[Candidate] = []
-    for rank, block in enumerate(parse_blocks(context)):
+    for rank, block in enumerate(blocks):
         if not block.lines:
             continue
         heading, *body = block.lines
@@ -70,7 +69,7 @@ def parse_prompt(prompt: str) -> tuple[str, list[Candidate]]:
                     )
                 )
                 position += 1
-    return question, candidates
+    return candidates
 
 
 def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
@@ -198,21 +197,21 @@ def entry_views(candidates: list[Candidate], closeness: Closeness | None = None)
     return sorted(views.values(), key=lambda v: v.rank)
 
 
-def extract_answer(prompt: str) -> str:
+def extract_answer(reading: Reading, blocks: Sequence[Block]) -> str:
     """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
-    question, candidates = parse_prompt(prompt)
-    scored = score_candidates(question, candidates)
+    candidates = candidates_of(blocks)
+    scored = score_candidates(reading.text, candidates)
     if not scored:
         return load_prompt("refusal")
-    asked = own_words(question)
+    asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
     views = entry_views(candidates, Closeness(asked))
-    intent = intent_of(asked)
-    if intent == "problem" and len(asked.split()) <= 4 and named(views, subject_of(asked)):
+    intent = reading.intent
+    if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
     compose = COMPOSERS.get(intent, problem_answer)
-    lines = compose(asked, views, score) or problem_answer(asked, views, score)
+    lines = compose(reading, views, score) or problem_answer(reading, views, score)
     return "\n".join(lines)
 
 
@@ -323,9 +322,9 @@ def other_names(question: str, views: list[EntryView], score: Scores) -> list[st
     return [cite(synonym.text, subject.entry_id)] if synonym is not None else []
 
 
-def name_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def name_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """ "What is this called?": the concept's name first, its definition as the evidence."""
-    if ASKS_FOR_ANOTHER_NAME.search(question.lower()) and (also := other_names(question, views, score)):
+    if ASKS_FOR_ANOTHER_NAME.search(reading.lowered) and (also := other_names(reading.own_words, views, score)):
         return also
     concepts = [v for v in views if v.kind == "concept"][:4]
     if not concepts:
@@ -368,9 +367,9 @@ def technology_line(subject: str, views: list[EntryView]) -> Candidate | None:
     return None
 
 
-def definition_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def definition_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """ "What is X?": X's definition (and example); no entry for X but papers mention it: say so."""
-    subject = subject_of(question)
+    subject = reading.subject
     view = named(views, subject)
     if view is None and len(subject.split()) > 4:
         return []  # not a thing's name but a described situation: answered as a problem
@@ -403,7 +402,7 @@ def definition_answer(question: str, views: list[EntryView], score: Scores) -> l
     mentions = [v for v in views if v.kind == "abstract" and any(subject_in(subject, c.text) for c in v.sentences)]
     if not mentions or len(subject.split()) > 4:
         return []
-    shown = original_case(subject, question)
+    shown = original_case(subject, reading.own_words)
     lines = [f"The knowledge has no concept page for “{shown}”, but these papers mention it:"]
     for v in mentions[:3]:
         sentence = next(c for c in v.sentences if subject_in(subject, c.text))
@@ -418,7 +417,7 @@ LISTED_CLOSE = 0.3
 PAPERS_LISTED = 4  # "what work is there on ...": the search's first papers, each that fits about as well as the best
 
 
-def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def papers_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """ "Which papers ...?", "is there work on ...?", "who has implemented ...?": each of the first
     `PAPERS_LISTED` papers that fits the question well enough beside the best (`LISTED_CLOSE`), each with the
     sentence that says what it contributes; the list is what was asked, so one paper is not the answer
@@ -437,7 +436,7 @@ def papers_answer(question: str, views: list[EntryView], score: Scores) -> list[
     return lines
 
 
-def how_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def how_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """ "How does X work?": the best entry's contribution, then its method sentences in its own order, then
     a close alternative."""
     views = scored(views, score)
@@ -469,14 +468,14 @@ def best_for(text: str, views: list[EntryView]) -> EntryView | None:
     return best if overlap(best)[:2] != (0, 0) else None
 
 
-def compare_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def compare_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """ "A vs B": each side's definition, or the sentence of a paper that speaks of it, side by side.
 
     A side with no concept page is said plainly, as for "what is X?", before the papers' sentences.
     """
-    sides = compare_sides(question)
+    sides = reading.sides
     if not sides:
-        described = described_sides(question)
+        described = reading.described_sides
         return one_entry_per_side(described, views) if described else []
     lines: list[str] = []
     unnamed: list[str] = []
@@ -494,7 +493,7 @@ def compare_answer(question: str, views: list[EntryView], score: Scores) -> list
             view = followed(view, views)
             sentence = view.definition
         else:
-            unnamed.append(original_case(side, question))
+            unnamed.append(original_case(side, reading.own_words))
             sentence = sentence or best_sentence(view, score, CONTRIBUTION)
         if sentence is None or view.entry_id in used:
             return []
@@ -550,11 +549,11 @@ def speaks_of(subject: str, views: list[EntryView], score: Scores) -> tuple[Entr
 
 def focused_answer(
     prefer: re.Pattern[str], field: str | None = None
-) -> Callable[[str, list[EntryView], Scores], list[str]]:
+) -> Callable[[Reading, list[EntryView], Scores], list[str]]:
     """A caveat, an example or a figure: a concept page's own field (`Caveat: ...`) among the top
     entries first, else the best such sentence of the top two entries, leads."""
 
-    def compose(question: str, views: list[EntryView], score: Scores) -> list[str]:
+    def compose(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
         views = scored(views, score)
         prefix = field or "\0"  # no field: nothing starts with it
         for view in views[:3]:
@@ -578,7 +577,7 @@ def focused_answer(
     return compose
 
 
-def problem_answer(question: str, views: list[EntryView], score: Scores) -> list[str]:
+def problem_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
     """A problem in the asker's words: the best entry's answer to it, then a close alternative."""
     views = scored(views, score)
     if not views:
@@ -631,7 +630,7 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     return []
 
 
-COMPOSERS: dict[str, Callable[[str, list[EntryView], Scores], list[str]]] = {
+COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores], list[str]]] = {
     "name": name_answer,
     "definition": definition_answer,
     "papers": papers_answer,
@@ -650,13 +649,12 @@ def cite(sentence: str, entry_id: str) -> str:
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
 
 
-class ExtractiveChatModel(TextReplyModel):
+class ExtractiveChatModel(DataReplyModel):
     """A LangChain chat model with no network: quotes the context (see module docstring)."""
 
     @property
     def _llm_type(self) -> str:
         return "extractive"
 
-    def _reply(self, messages: list[BaseMessage]) -> str:
-        prompt = next((str(m.content) for m in reversed(messages) if m.type == "human"), "")
-        return extract_answer(prompt)
+    def answer(self, reading: Reading, packed: Packed) -> str:
+        return extract_answer(reading, packed.blocks)

@@ -1,40 +1,24 @@
-"""What kind of value does a question ask for? A small learned reader beside refusal's patterns.
+"""The small learned readers' shared model: logistic regression over two views of a text.
 
-Refusal stops questions that ask for a value the knowledge never holds: a price, a date, a person,
-a company, a count, a product spec, install steps or an opinion (`refusal.py`). Patterns read
-the phrasings they were written for and miss the next one: on a question set written afresh in
-four voices (`realistic-dev3.jsonl`), they found the kind of 21 of its 32 such questions ("what
-does a BlueField-3 go for", "who came up with Raft", "the exact helm values") and read a price
-into four answerable ones ("a noisy pricing task", "the invoice went from $2k to $11k").
-
-This reader is multinomial logistic regression over two views of the sentences that ask: their
-words and word pairs (a fixed vocabulary, binary, L2-normalised) and their MiniLM vector (the
-shipped ONNX encoder, whatever the index's embeddings). It was fitted by
-`scripts/fit_value_reader.py` on 520 questions written to teach it (`knowledge/questions/
-value-kinds.jsonl`: twelve per kind in many voices, and hard negatives that mention money,
-dates or memory in passing) and on the calibration questions; the fresh set and the test half
-stayed out. `refusal.asked_kind` trusts it when it is sure (`SURE`) and keeps the patterns'
-reading otherwise, so a phrasing the patterns know still counts when the reader hesitates.
+The value reader (`value_kinds.py`), the intent reader (`intent_reader.py`) and the refusal reader
+(`answer/refusal_reader.py`) each read the asking sentences the same way: their words and word pairs
+(a fixed vocabulary, binary, L2-normalised) and their MiniLM vector (the shipped ONNX encoder,
+whatever the index's embeddings), fitted by the same full-batch gradient descent. One copy of that
+model keeps a refit of any of them comparable to the others.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-import threading
 from collections import Counter
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-WEIGHTS = Path(__file__).resolve().parent / "value_reader.npz"
-KINDS = ("none", "price", "date", "person", "company", "count", "spec", "howto", "opinion")
-SURE = 0.8  # a kind the reader gives this probability overrides the patterns (calibration, cross-validated)
-SURELY_NONE = 0.9  # ... and "none" at this probability overrules a kind the patterns read
 WORD = re.compile(r"[a-z0-9$]+(?:['.\-][a-z0-9]+)*")
-
-_lock = threading.Lock()
+MIN_COUNT = 2  # a word or pair seen once in training is noise
+L2, EPOCHS, STEP = 1e-4, 1500, 4.0
 
 
 def features(text: str) -> list[str]:
@@ -72,10 +56,6 @@ def probabilities(inputs: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> 
     return exp / exp.sum(axis=1, keepdims=True)
 
 
-MIN_COUNT = 2  # a word or pair seen once in training is noise
-L2, EPOCHS, STEP = 1e-4, 1500, 4.0
-
-
 def fit_classes(
     texts: list[str],
     labels: list[str],
@@ -111,35 +91,3 @@ def load_weights(path: Path) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     with np.load(path) as data:
         vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}
         return vocabulary, data["weights"].astype(np.float32), data["bias"].astype(np.float32)
-
-
-class ValueReader:
-    """The fitted weights; `read` is pure, so one instance serves every thread."""
-
-    def __init__(self, path: Path = WEIGHTS) -> None:
-        self.vocabulary, self.weights, self.bias = load_weights(path)
-
-    def read(self, text: str) -> dict[str, float]:
-        """Each kind's probability for the asking sentences `text`."""
-        row = probabilities(design([text], self.vocabulary), self.weights, self.bias)[0]
-        return dict(zip(KINDS, (float(p) for p in row), strict=True))
-
-
-_loaded: ValueReader | None = None
-
-
-def _reader() -> ValueReader:
-    """The shipped reader, loaded once on first use (a 60 KB file; the encoder loads lazily too)."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = ValueReader()
-        return _loaded
-
-
-@lru_cache(maxsize=2048)
-def read(text: str) -> tuple[str, float]:
-    """The most likely kind for the asking sentences `text` and its probability."""
-    scores = _reader().read(text)
-    kind = max(scores, key=scores.__getitem__)
-    return kind, scores[kind]
