@@ -5,10 +5,14 @@ Starts `ui.app.serve(settings, block=False)` on a free loopback port over ASSIST
 temporary copy of the seed index, as scripts/soak.py does), warms it with --clients requests,
 reads this process's RSS (the server runs in it), then sends --requests `/chat` requests from
 --clients threads through Gradio's HTTP call API - each request a session of its own, as a client
-without a session does - and reads the RSS again. Prints both and the growth; with --out, writes
+without a session does - and reads the RSS again, and again after --idle seconds without requests
+(by default until the server has forgotten the quiet sessions, ui.memory), for --rounds rounds.
+Prints the RSS, the growth per request and how many sessions the server's per-session structures
+hold; --no-forget keeps every session, as the server did before, to compare. With --out, writes
 them as JSON. A measurement, not a test: the exit status is 0 unless requests failed.
 
-    .venv/bin/python scripts/soak_memory.py [--requests 10000] [--clients 20] [--out FILE]
+    .venv/bin/python scripts/soak_memory.py [--requests 10000] [--clients 20] [--rounds 1] [--idle S]
+                                            [--no-forget] [--out FILE]
 """
 
 from __future__ import annotations
@@ -80,42 +84,92 @@ def load(url: str, requests: int, clients: int) -> tuple[int, int, float]:
     return done["ok"], done["failed"], time.monotonic() - started
 
 
+def held(app: Any) -> dict[str, int]:
+    """How many sessions each per-session structure of the server holds (ui.memory bounds them)."""
+    queue = app._queue
+    return {
+        "sessions": len(app.state_holder.session_data),
+        "queue_ids": len(queue.pending_event_ids_session),
+        "message_queues": len(queue.pending_messages_per_session),
+        "event_records": len(queue.event_analytics),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=10_000, help="requests per round")
     parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of --requests, each followed by --idle")
+    parser.add_argument("--idle", type=float, help="seconds without requests after each round (default: until swept)")
+    parser.add_argument("--no-forget", action="store_true", help="keep every session (as before ui.memory), to compare")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.requests < 1 or args.clients < 1 or args.rounds < 1 or (args.idle is not None and args.idle < 0):
+        parser.error("--requests, --clients and --rounds must be >= 1, --idle >= 0")
+    import ui.memory
     from ui.app import MAX_SESSIONS, serve
 
+    idle = args.idle if args.idle is not None else ui.memory.QUIET_SECONDS + 2 * ui.memory.SWEEP_SECONDS
+    if args.no_forget:  # the sweep does nothing: Gradio keeps what it keeps
+        ui.memory.forget_idle = lambda blocks, now=None: 0  # type: ignore[assignment]
+    rounds: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="soak-memory-") as workdir:
         settings, origin = default_settings(Path(workdir))
         app = serve(settings, "127.0.0.1", free_port(), block=False)
         try:
-            url = app.local_url.rstrip("/")
+            url = str(app.local_url).rstrip("/")
             load(url, args.clients, args.clients)  # warm: the encoder, the model, the first sessions
+            time.sleep(idle)
             gc.collect()
             before = rss_mb()
-            answered, failed, seconds = load(url, args.requests, args.clients)
-            gc.collect()
-            after = rss_mb()
+            print(f"RSS {before:.0f} MB after warming; {held(app)}", flush=True)
+            for number in range(1, args.rounds + 1):
+                answered, failed, seconds = load(url, args.requests, args.clients)
+                gc.collect()
+                loaded, loaded_held = rss_mb(), held(app)
+                time.sleep(idle)
+                gc.collect()
+                rested, rested_held = rss_mb(), held(app)
+                rounds.append(
+                    {
+                        "answered": answered,
+                        "failed": failed,
+                        "seconds": round(seconds, 1),
+                        "rss_after_load_mb": round(loaded, 1),
+                        "held_after_load": loaded_held,
+                        "rss_after_idle_mb": round(rested, 1),
+                        "held_after_idle": rested_held,
+                    }
+                )
+                print(
+                    f"round {number}: {answered}/{args.requests} answered ({failed} failed) in {seconds:.0f}s; "
+                    f"RSS {loaded:.0f} MB ({1024 * (loaded - before) / (number * args.requests):.1f} KB a request "
+                    f"since warming), {loaded_held['sessions']} sessions held; after {idle:g}s idle "
+                    f"{rested:.0f} MB, {rested_held}",
+                    flush=True,
+                )
         finally:
             app.close()
+    after = rounds[-1]["rss_after_idle_mb"]
+    total = args.requests * args.rounds
+    failed = sum(r["failed"] for r in rounds)
     result = {
         "index": origin,
-        "requests": args.requests,
+        "requests": total,
         "clients": args.clients,
-        "answered": answered,
-        "failed": failed,
-        "seconds": round(seconds, 1),
+        "forget": not args.no_forget,
+        "rounds": rounds,
+        "idle_seconds": idle,
         "rss_before_mb": round(before, 1),
-        "rss_after_mb": round(after, 1),
+        "rss_after_mb": after,
         "rss_growth_mb": round(after - before, 1),
+        "kb_per_request": round(1024 * (after - before) / total, 2),
         "max_sessions": MAX_SESSIONS,
     }
     print(
-        f"{answered}/{args.requests} answered ({failed} failed) from {args.clients} clients in {seconds:.0f}s; "
-        f"RSS {before:.0f} MB -> {after:.0f} MB ({after - before:+.0f} MB; sessions kept: at most {MAX_SESSIONS})"
+        f"{total - failed}/{total} answered from {args.clients} clients; RSS {before:.0f} MB -> {after:.0f} MB "
+        f"after the last idle ({after - before:+.0f} MB, {result['kb_per_request']:.1f} KB a request; "
+        f"sessions kept: at most {MAX_SESSIONS}, {'forgotten when quiet' if result['forget'] else 'never forgotten'})"
     )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

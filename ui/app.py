@@ -20,20 +20,16 @@ from assistant.assistant import Assistant
 from assistant.errors import SettingsError
 from assistant.index.serving import mark_serving, unmark_serving
 from assistant.settings import Settings
-from ui.auth import LoginThrottle, middleware, trusted_proxies_for_launch
+from ui.auth import ClientAddressMiddleware, LoginThrottle, trusted_proxies_for_launch
 from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
+from ui.memory import IDLE_SECONDS, MAX_SESSIONS, SessionSweeper  # what is kept per session (ui.memory)
 
 log = logging.getLogger("assistant")
 HERE = Path(__file__).resolve().parent
 CSS_PATH = HERE / "style.css"
 CONCURRENCY = 4  # answering events (UI and /chat) running at once, shared across sessions
-# Memory per session is bounded: Gradio keeps a copy of the page's state for every session it has
-# seen (about 70 KB, 10,000 sessions by default, so ~1 GB under load). The least recently used
-# session beyond MAX_SESSIONS is forgotten, and a conversation idle for IDLE_SECONDS is emptied.
-MAX_SESSIONS = 500
-IDLE_SECONDS = 3 * 3600
 # The page's side padding (32 px a side) sits outside the part that css_paths rules reach (Gradio scopes
 # them to the app's content), so the narrow-screen override goes into <head>.
 HEAD = "<style>@media (max-width: 820px) { .gradio-container .main.app { padding: 8px 10px !important; } }</style>"
@@ -125,6 +121,13 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     return app
 
 
+def app_kwargs() -> dict[str, Any]:
+    """Gradio's FastAPI app gets the client address (for the login backoff) and the idle-session sweep."""
+    from starlette.middleware import Middleware
+
+    return {"middleware": [Middleware(ClientAddressMiddleware), Middleware(SessionSweeper)]}
+
+
 def theme() -> gr.themes.Base:
     """The default theme, but with Source Sans Pro's full Bold face: the SemiBold file Gradio ships
     holds only a few glyphs, so semibold text otherwise mixes fonts letter by letter."""
@@ -185,7 +188,7 @@ def serve(
                 theme=theme(),
                 css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
                 head=HEAD,
-                app_kwargs=middleware(),  # the client address, for the login backoff
+                app_kwargs=app_kwargs(),
             )
     except OSError as error:  # taken between the check and the launch
         raise SettingsError(port_in_use(host, port)) from error

@@ -15,7 +15,7 @@ Gradio calls the auth function on its event loop, so it never sleeps: a blocked 
 refused at once without checking the password. A success clears that client's counts. Counts
 end an hour (`FORGET_AFTER`) after their last failure; at most `MAX_TRACKED` are kept, user
 names as fixed-size digests. The client address comes from `ClientAddressMiddleware`, which
-Gradio's FastAPI app runs in front of its routes (pass `middleware()` as `app_kwargs`), and it
+Gradio's FastAPI app runs in front of its routes (`ui.app.app_kwargs`), and it
 is the connection's peer unless that peer is a trusted proxy (`trusted_proxies_for_launch`).
 """
 
@@ -161,13 +161,6 @@ class ClientAddressMiddleware:
             await self.app(scope, receive, send)
         finally:
             client_address.reset(token)
-
-
-def middleware() -> dict[str, Any]:
-    """`app_kwargs` for `launch` that install `ClientAddressMiddleware`."""
-    from starlette.middleware import Middleware
-
-    return {"middleware": [Middleware(ClientAddressMiddleware)]}
 
 
 @contextmanager
