@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from assistant.answer import refusal_reader
+from assistant.knowledge.stated_values import stated_kinds
 from assistant.question.names import CONFIGURATION_KEY, MONTH
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
@@ -174,6 +175,10 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
         whole = f"{entry.title}. {entry.text}"
         if not all(mentions(whole.lower(), name) for name in names - asked):
             continue
+        if entry.kind == "document":  # a team's section: read for values in its own words (`stated_values`)
+            if section_states(kind, whole, asked, subject):
+                return True
+            continue
         for sentence in split_sentences(whole):
             if not evidence.search(sentence):
                 continue
@@ -188,6 +193,19 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
                 continue
             return True
     return False
+
+
+def section_states(kind: str, whole: str, asked: set[str], subject: set[str]) -> bool:
+    """Does a section of the user's documents state a value of `kind` about the question's subject? The
+    section is about its heading, so the value, the names the asking sentence uses and two of the
+    subject's words need only be in the section, not in one sentence ("The quota owner this quarter is
+    Marcus Lindqvist" answers "who owns the GPU quota?")."""
+    lowered = whole.lower()
+    if not all(mentions(lowered, name) for name in asked):
+        return False
+    if not asked and len(subject & content_words(whole)) < 2:
+        return False
+    return kind in stated_kinds(whole)
 
 
 # a value the question itself states, to be confirmed: "was it $2,900?", "is it --kv-page-size?", "Ada Okonkwo's?"

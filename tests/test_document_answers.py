@@ -1,0 +1,104 @@
+"""A team's own notes answered as documents: values read in their own words, names asked of sections.
+
+The wiki a new user brings (Markdown notes and a PDF plan), indexed for real and answered by the
+offline model. Who / when / how / which questions are answered when the top section states a value of
+the kind asked (`assistant.knowledge.stated_values`, spaCy's English pipeline), and refused when
+nothing in the knowledge names what they ask about; answers never speak of concept pages or papers.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pdf_fixture import write_pdf
+
+from assistant import Assistant, Settings
+from assistant.knowledge.stated_values import stated_kinds
+
+QUOTA = """# GPU quota
+
+## Owner
+
+The quota owner this quarter is Marcus Lindqvist. Requests for more GPUs go to him by Thursday.
+
+## Limits
+
+Each team may hold at most 64 GPUs at once; the platform team reviews the limits every month.
+"""
+
+QUEUES = """# Submitting jobs
+
+## Submit a Job to a LocalQueue
+
+To run a Job in a specific LocalQueue, set the `kueue.x-k8s.io/queue-name` label on the Job:
+
+```yaml
+metadata:
+  labels:
+    kueue.x-k8s.io/queue-name: team-a-queue
+```
+
+Then create it with `kubectl create -f sample-job.yaml`.
+
+## Queue field
+
+For a JobSet, set the `.spec.queueName` field instead of the label.
+
+## Preemption and borrowing
+
+A ClusterQueue may borrow unused quota from its cohort. Borrowed quota is reclaimed by preemption when
+the lending queue needs it back.
+"""
+
+PLAN = [["Hardware plan", "The new H100s arrive in two batches: the first in July and the second in September."]]
+
+
+@pytest.fixture(scope="module")
+def wiki_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    folder = tmp_path_factory.mktemp("team-wiki")
+    (folder / "quota.md").write_text(QUOTA, encoding="utf-8")
+    (folder / "queues.md").write_text(QUEUES, encoding="utf-8")
+    write_pdf(folder / "hardware-plan.pdf", PLAN, title="Hardware plan")
+    home = tmp_path_factory.mktemp("home")
+    bot = Assistant(Settings(home=home, knowledge=(folder,), model="extractive"), auto_index=False)
+    bot.index(progress=False)
+    return bot
+
+
+@pytest.mark.parametrize(
+    ("question", "cited", "fact"),
+    [
+        ("Who owns the GPU quota this quarter?", "doc:quota.md#owner", "Marcus Lindqvist"),
+        ("When do the new H100s arrive?", "doc:hardware-plan.pdf#page-1", "July"),
+        ("How do I submit a Job to a specific LocalQueue?", "doc:queues.md#submit-a-job-to-a-localqueue", "label"),
+        ("Which label selects the LocalQueue for a Job?", "doc:queues.md#submit-a-job-to-a-localqueue", "queue-name"),
+        ("Which field sets the queue of a JobSet?", "doc:queues.md#queue-field", "queueName"),
+    ],
+)
+def test_values_stated_in_a_section_are_answered(wiki_bot: Assistant, question: str, cited: str, fact: str) -> None:
+    answer = wiki_bot.ask(question)
+    assert not answer.refused, answer.text
+    assert cited in {c.entry_id for c in answer.citations if c.supported}, answer.text
+    assert fact in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Who is the CEO of Acme Robotics?", "When was Volcano first released?", "How much does an H200 cost per hour?"],
+)
+def test_values_about_what_no_document_names_are_refused(wiki_bot: Assistant, question: str) -> None:
+    assert wiki_bot.ask(question).refused
+
+
+def test_answers_on_documents_never_speak_of_concept_pages_or_papers(wiki_bot: Assistant) -> None:
+    for question in ("What is the difference between borrowing and preemption?", "borrowing vs preemption"):
+        answer = wiki_bot.ask(question)
+        assert "concept page" not in answer.text and "papers" not in answer.text, answer.text
+
+
+def test_stated_kinds_read_people_dates_and_instructions_in_prose() -> None:
+    assert {"person", "date"} <= stated_kinds("The quota owner this quarter is Marcus Lindqvist.")
+    assert "date" in stated_kinds("The first batch arrives in July.")
+    assert "howto" in stated_kinds("Then create it with kubectl create -f job.yaml.")
+    assert "howto" in stated_kinds("Set the .spec.queueName field.")
+    assert "date" not in stated_kinds("The controller listens on port 6817.")  # a number is not a date
+    assert stated_kinds("Checkpoints are kept on scratch storage.") == frozenset()
