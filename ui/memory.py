@@ -3,13 +3,15 @@
 Gradio keeps, for every session it has seen, a copy of the page's state (about 60 KB with this
 page), an asyncio queue for its messages and an entry in its queue's bookkeeping, and drops
 none of them when the session goes quiet: `/chat` from a script is a new session per call, so
-the server grew by about 85 KB a request until the session cap (`MAX_SESSIONS`), and released
-nothing when idle. `forget_idle` drops a session nobody is waiting on once it is
-`QUIET_SECONDS` without a request and holds no conversation (a script's call, a page where
-nothing was asked), or `IDLE_SECONDS` without one if it does, together with Gradio's queue
-entries for it; it also caps Gradio's per-event records and its login cookies, which grow by
-one per event and per login. `SessionSweeper` runs it on the server's event loop - where Gradio changes those
-structures, so never in the middle of one of its changes - every `SWEEP_SECONDS`.
+the server grew by about 60 KB a request up to the session cap (`MAX_SESSIONS`), its queue
+entries grew on past it, and nothing was released when idle (scripts/soak_memory.py).
+
+`forget_idle` drops a session nobody is waiting on once it has gone `QUIET_SECONDS` without a
+request while holding no conversation (a script's call, a page where nothing was asked), or
+`IDLE_SECONDS` while holding one, together with Gradio's queue entries for it. It also caps
+Gradio's per-event records and its login cookies, which grow by one per event and per login.
+`SessionSweeper` runs it every `SWEEP_SECONDS` on the server's event loop, where Gradio changes
+those structures, so never in the middle of one of Gradio's changes.
 """
 
 from __future__ import annotations
