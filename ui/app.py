@@ -82,7 +82,9 @@ def build_app(assistant: Assistant) -> gr.Blocks:
                 widen = gr.Button(
                     "Search everything for this question", size="sm", variant="primary", visible=False, elem_id="widen"
                 )
-                kind = gr.Radio(list(FILTERS), value="Both", label="Search in", elem_id="filter")
+                kind = gr.Radio(
+                    list(FILTERS), value="Both", label="Search in", elem_id="filter", visible=h.offers_filter()
+                )
                 with gr.Row(elem_id="examples"):
                     example_buttons = [gr.Button(q, size="sm", variant="secondary") for q in examples]
                 with gr.Row(elem_id="tools"):
