@@ -123,7 +123,8 @@ def test_header_and_examples_follow_the_knowledge_served(tmp_path):
     with running(settings) as url:
         page = components(url)
         header = page["header"]["props"]["value"]
-        assert knowledge.as_posix() in header and "1 concept · 0 papers" in header and "GPU" not in header
+        assert knowledge.as_posix() in header and "1 concept · " in header and "GPU" not in header
+        assert "0 papers" not in header and "Answers from concept pages," in header  # only what it holds
         values = [c["props"].get("value") for c in httpx.get(url + "config", timeout=10).json()["components"]]
         assert "What is gradient checkpointing?" in values and "What is a GPU?" not in values
         reply = client(url).predict("What is gradient checkpointing?", [], api_name="/chat")
