@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.errors import SettingsError
+from assistant.tuning import OfflineAnswerSettings, RefusalSettings, RetrievalSettings, SupportSettings
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 RERANKERS = ("learned", "maxsim", "off")
@@ -62,10 +63,12 @@ class Settings:
     # chunks. For small models: docs/local-model.md measures what it does to a 270M model's answers
     context_sentences: int = 0
     question_tokens: int = 512
-    # the refusal decision (assistant/refusal.py, README "Refusals"): retrieval confidence below
-    # this is a clear miss; fitted on the calibration half of knowledge/questions/realistic.jsonl
-    refusal_threshold: float = 0.20
-    refusal_unknown_words: float = 0.35  # a question with this share of words no entry has is a clear miss
+    # the tuned numbers of each stage, described in assistant/tuning.py; the refusal decision
+    # (README "Refusals") reads ASSISTANT_REFUSAL_THRESHOLD into refusal.clear_miss
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    refusal: RefusalSettings = field(default_factory=RefusalSettings)
+    support: SupportSettings = field(default_factory=SupportSettings)
+    offline_answer: OfflineAnswerSettings = field(default_factory=OfflineAnswerSettings)
     # openai-compatible model behaviour
     request_timeout: float = 30.0  # per read: a model that keeps sending can go on past it ...
     max_retries: int = 2
@@ -95,9 +98,10 @@ class Settings:
             raise SettingsError(f"ASSISTANT_PORT={self.port} is not a TCP port - give one from 1 to 65535")
         if not self.request_timeout > 0:
             raise SettingsError(f"ASSISTANT_TIMEOUT={self.request_timeout:g} must be above 0 - give seconds")
-        if not 0 <= self.refusal_threshold <= 1:
+        if not 0 <= self.refusal.clear_miss <= 1:
             raise SettingsError(
-                f"ASSISTANT_REFUSAL_THRESHOLD={self.refusal_threshold:g} must be from 0 to 1 (default 0.20)"
+                f"ASSISTANT_REFUSAL_THRESHOLD={self.refusal.clear_miss:g} must be from 0 to 1 "
+                f"(default {RefusalSettings().clear_miss:.2f})"
             )
         if not self.answer_deadline > 0:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
@@ -173,7 +177,7 @@ class Settings:
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
             rerank=env.get("ASSISTANT_RERANK") or base.rerank,
             dense_feedback=switch("ASSISTANT_DENSE_FEEDBACK", base.dense_feedback),
-            refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
+            refusal=replace(base.refusal, clear_miss=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal.clear_miss)),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
             max_tokens=int(number("ASSISTANT_MAX_TOKENS", base.max_tokens, int)),

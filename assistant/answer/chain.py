@@ -20,7 +20,7 @@ from assistant.answer.followups import History, discussed, format_history, refer
 from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel, StreamCutOffError
 from assistant.answer.prompts import load_prompt, render
-from assistant.answer.refusal import Evidence, Thresholds, decide, gather
+from assistant.answer.refusal import Evidence, decide, gather
 from assistant.errors import AssistantError, ModelError
 from assistant.index.chroma_index import Index
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
@@ -118,7 +118,6 @@ class AnswerChain:
         self.index = index
         self.retriever = retriever
         self.chat = chat
-        self.thresholds = Thresholds(settings.refusal_threshold, settings.refusal_unknown_words)
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
@@ -158,7 +157,16 @@ class AnswerChain:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
         entries = len(self.index.entries)
-        return gather(asked, retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows)
+        return gather(
+            asked,
+            retrieval.confidence,
+            best,
+            r.vocabulary,
+            r.document_frequency,
+            entries,
+            r.knows,
+            settings=self.settings.refusal,
+        )
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -250,7 +258,7 @@ class AnswerChain:
 
         decision = decide(
             self.weigh(reading.as_asked, retrieval),
-            self.thresholds,
+            self.settings.refusal,
             model_judges=self.chat.rewrites_followups,
         )
         if decision.evidence.ungrounded:  # refused for them, or asked about besides other things: said
@@ -295,7 +303,7 @@ class AnswerChain:
         if (raw or not echoed) and is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:
-            verified = verify(raw, packed.entries, self.similarity)
+            verified = verify(raw, packed.entries, self.similarity, self.settings.support)
             answer.text, answer.citations = verified.text, verified.citations
             if verified.dropped:
                 answer.notes.append(
@@ -324,10 +332,12 @@ class AnswerChain:
         from assistant.answer.models.extractive import extract_answer
 
         packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
-        text = plain(to_ids(extract_answer(reading, packed.blocks), packed.labels).strip())
+        text = plain(
+            to_ids(extract_answer(reading, packed.blocks, self.settings.offline_answer), packed.labels).strip()
+        )
         if is_refusal(text):
             return False
-        verified = verify(text, packed.entries, self.similarity)
+        verified = verify(text, packed.entries, self.similarity, self.settings.support)
         if not any(c.supported for c in verified.citations):
             return False
         kept = [n for n in answer.notes if not n.startswith("Unverified sentence removed")]  # of text not shown

@@ -15,7 +15,8 @@ Three kinds of evidence, each cheap and each explainable to the user:
   a configuration key such as NCCL_SOCKET_IFNAME, a person, a place, a month) must be mentioned by some
   entry. A question about something no entry mentions ("who founded Groq?", "the default of
   NCCL_SOCKET_IFNAME?") is refused whatever kind of value it asks for, when it asks little else
-  (`ASKED_BESIDES`); a question that asks more keeps its answer, with a note naming what no entry mentions;
+  (`RefusalSettings.asked_besides`); a question that asks more keeps its answer, with a note naming
+  what no entry mentions;
 - **retrieval confidence** (dense similarity and rarity-weighted word coverage, see
   `retrieval/search.py`): only a clear miss (an off-topic question) falls below the low threshold.
 
@@ -42,6 +43,7 @@ from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES
 from assistant.text import content_words, split_sentences, stem, stems, words
+from assistant.tuning import RefusalSettings
 from assistant.types import Entry
 
 # What an entry sentence must hold to answer each kind (besides the question's subject).
@@ -64,13 +66,6 @@ VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)"),
     "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
 }
-# A name: a word with a digit and a letter (H200, v5p, p4d.24xlarge), or a capitalised word that
-# does not start the question (nor is a function word opening a later sentence), or CamelCase
-# (CoreWeave). Approximate words are not names.
-# Below this many entries a knowledge base lacks ordinary words ("stands", "right"), so a word no
-# entry has says nothing about the question being off-topic: the seed corpus (60 entries) would
-# refuse a third of its answerable questions; mlsys (2,107) refuses none of the calibration half.
-VOCABULARY_ENTRIES = 1000
 
 
 @dataclass(frozen=True)
@@ -85,19 +80,6 @@ class Evidence:
     ungrounded: tuple[str, ...] = ()  # things the asking sentences name that no entry mentions
     asked_besides: int = 0  # content words the asking sentences have besides the things they name
     refuse_probability: float | None = None  # the learned reader's (`refusal_reader.py`); None without weights
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """A clear miss: retrieval confidence below `clear_miss`, or at least `unknown_words` of the
-    question's words in no entry at all (sourdough, Wimbledon, salaries in Berlin) with confidence
-    below `unknown_words_confidence`."""
-
-    clear_miss: float = 0.20
-    unknown_words: float = 0.35
-    # ... and only when retrieval is weak too: slang ("junk creeps in and muddies it") is unknown
-    # words in a question the knowledge answers (off-topic calibration questions: confidence <= 0.25)
-    unknown_words_confidence: float = 0.30
 
 
 @dataclass(frozen=True)
@@ -261,13 +243,15 @@ def gather(
     document_frequency: Mapping[str, int],
     entries: int,
     knows: Callable[[str], bool] | None = None,
+    *,
+    settings: RefusalSettings,
 ) -> Evidence:
     """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
     kind = reading.value_kind
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
-    if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
+    if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     evidence = Evidence(
         confidence=confidence,
@@ -279,12 +263,6 @@ def gather(
         asked_besides=besides,
     )
     return replace(evidence, refuse_probability=refusal_reader.refuse_probability(reading.asking, evidence))
-
-
-# "nothing else was asked": on the five calibration sets the 3 answerable questions whose asking sentences
-# name something no entry mentions have 10 or more other content words (an aside: "are we slower than teams
-# using the JVM languages?"), and 39 of the 43 such unanswerable ones 8 or fewer ("who founded Groq?")
-ASKED_BESIDES = 8
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
@@ -311,7 +289,7 @@ def known_word(word: str, parts: tuple[str, ...], document_frequency: Mapping[st
     return "-" in word and bool(parts) and all(document_frequency.get(p) for p in parts)
 
 
-def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+def decide(evidence: Evidence, settings: RefusalSettings, *, model_judges: bool) -> Decision:
     """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself.
 
     For the extractive model the learned reader (`refusal_reader.py`) has the last word, except on a
@@ -319,14 +297,14 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
     no entry mentions, and says nothing about what is asked), and refuses when it is sure where the
     rules saw nothing, unless an entry states the kind of value asked for (`stated`). An LLM's gate stays
     the rules' alone: the model refuses by the prompt itself."""
-    decision = decide_by_rules(evidence, thresholds, model_judges=model_judges)
+    decision = decide_by_rules(evidence, settings, model_judges=model_judges)
     p = evidence.refuse_probability
     if model_judges or p is None or decision.reason in CLEAR_MISSES:
         return decision
     if decision.refuse and p < refusal_reader.UNLIKELY:
         return Decision(False, "", evidence)
     # ASSISTANT_REFUSAL_THRESHOLD=0 asks for an answer whenever the rules allow one: the reader adds none
-    adds = thresholds.clear_miss > 0
+    adds = settings.clear_miss > 0
     if adds and not decision.refuse and p >= refusal_reader.REFUSES_AT and not stated(evidence):
         return Decision(True, learned_reason(evidence), evidence)
     return decision
@@ -347,15 +325,15 @@ def learned_reason(e: Evidence) -> str:
     return "none of its entries states what it asks"
 
 
-def decide_by_rules(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+def decide_by_rules(evidence: Evidence, settings: RefusalSettings, *, model_judges: bool) -> Decision:
     """The rules alone: grounding, a clear miss, unknown words, a value kind no entry states."""
     e = evidence
-    if e.ungrounded and e.asked_besides <= ASKED_BESIDES:  # first: the most telling reason
+    if e.ungrounded and e.asked_besides <= settings.asked_besides:  # first: the most telling reason
         # the names go to the answer's notes, not into its text: a question's own words are never echoed
         return Decision(True, "no entry mentions what it names", e)
-    if e.confidence < thresholds.clear_miss:
+    if e.confidence < settings.clear_miss:
         return Decision(True, CLEAR_MISS, e)
-    if e.unknown_share >= thresholds.unknown_words and e.confidence < thresholds.unknown_words_confidence:
+    if e.unknown_share >= settings.unknown_words and e.confidence < settings.unknown_words_confidence:
         return Decision(True, UNKNOWN_WORDS, e)
     if e.kind is not None and not e.kind_supported and (e.unknown_names or not model_judges):
         about = f" about {', '.join(e.unknown_names)}" if e.unknown_names else ""
