@@ -37,7 +37,8 @@ from assistant.verify.unicode import plain
 ASKS_WHAT_IT_MEANS = re.compile(
     r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
 )
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0 controls but tab, newline and carriage return, DEL and C1 controls: read as spaces (str.translate)
+CONTROL = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)], " ")
 # the answer when every sentence the model wrote cited an entry that does not say it (all were dropped)
 NOTHING_VERIFIED = "None of what the model wrote is supported by the entries it cited, so none of it is shown."
 NO_VERIFIED_CLAIM = "No claim in this answer is backed by a verified citation."
@@ -81,7 +82,7 @@ def question_chars(settings: Settings) -> int:
 
 def one_line(text: str) -> str:
     """Text as it reads (`as_read`), without control characters, its lines joined by single spaces."""
-    return " ".join(as_read(CONTROL.sub(" ", text)).split())
+    return " ".join(as_read(text.translate(CONTROL)).split())
 
 
 def as_read(question: str) -> str:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from assistant.answer import refusal_reader
-from assistant.question.names import CONFIGURATION_KEY, MONTH
+from assistant.question.names import CONFIGURATION_KEY, MONTH_AND_YEAR
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES
@@ -64,8 +64,7 @@ VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "spec": re.compile(r"\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b", re.I),
     # a shell prompt, an install, or a command's own syntax: a --flag or a key=value argument
     "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)"),
-    "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
-}
+}  # and none for an opinion: the knowledge states findings, never our opinion
 
 
 @dataclass(frozen=True)
@@ -146,7 +145,9 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     handle?"); names in the asking sentence are what the value is about ("how many GPUs are in
     ByteDance's cluster?"), so they must be in the value's sentence.
     """
-    evidence = VALUE_EVIDENCE[kind]
+    evidence = VALUE_EVIDENCE.get(kind)
+    if evidence is None:  # an opinion
+        return False
     subject = subject_words(reading)
     names = name_keys(reading.names)
     asking = reading.asking.lower()
@@ -177,7 +178,7 @@ STATED_VALUES: dict[str, re.Pattern[str]] = {
     "price": re.compile(r"[$€£]\s?\d[\d,.]*\s?[kmb]?\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)\b", re.I),
     "howto": CONFIGURATION_KEY,
     "person": re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+"),
-    "date": re.compile(rf"\b(?:{MONTH})\s+(?:19|20)\d\d\b", re.I),  # a year alone is in many abstracts
+    "date": MONTH_AND_YEAR,  # a year alone is in many abstracts
 }
 
 

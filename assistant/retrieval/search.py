@@ -28,7 +28,7 @@ from assistant.index.chroma_index import Index
 from assistant.index.embeddings import question_pieces_for
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.question.intents import first_clause, without_fillers
-from assistant.question.names import names_in
+from assistant.question.names import NAME_TOKEN, names_in
 from assistant.question.user_terms import with_literature_terms
 from assistant.retrieval.dense_feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.retrieval.late_interaction import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from assistant.settings import Settings
     from assistant.tuning import RetrievalSettings
 
-NAME_WORD = re.compile(r"[a-z0-9]+(?:[.:\-][a-z0-9]+)*")  # as refusal.NAME_TOKEN, lower-cased
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
 QUESTION_FRAME = re.compile(
@@ -261,7 +260,7 @@ class Retriever:
         """Every lower-cased word of every entry: is a name in a question known to the knowledge?"""
         words: set[str] = set()
         for item in self.index.entries.values():
-            words.update(NAME_WORD.findall(f"{item.entry.title} {item.entry.text}".lower()))
+            words.update(NAME_TOKEN.findall(f"{item.entry.title} {item.entry.text}".lower()))  # lower-cased
         return frozenset(words)
 
     @cached_property
