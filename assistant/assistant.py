@@ -59,7 +59,7 @@ class Assistant:
         self._model = model
         self._chat_model: ChatModel | None = None
         self._chain: AnswerChain | None = None
-        self._retriever = Retriever(self._index, self.settings.retrieval_mode)
+        self._retriever = Retriever(self._index, self.settings)
         self._follower: CommitFollower | None = None
         self._refused: tuple[int, str | None] | None = None  # a committed generation this one cannot use
         if auto_index and self.settings.sync_at_start:
@@ -96,7 +96,7 @@ class Assistant:
         if given is not None:
             self.settings = self.settings.with_(knowledge=tuple(given))
             self._index.settings = self.settings
-        self._retriever = Retriever(self._index, self.settings.retrieval_mode)
+        self._retriever = Retriever(self._index, self.settings)
         self._chain = None
         return report
 
@@ -170,7 +170,7 @@ class Assistant:
                 current.generation,
             )
             return False
-        retriever = Retriever(fresh, self.settings.retrieval_mode)
+        retriever = Retriever(fresh, self.settings)
         if not fresh.is_empty:
             retriever.retrieve("loading", k=1)  # builds what the first question would wait for
         chain = None

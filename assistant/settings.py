@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from assistant.errors import SettingsError
+from assistant.tuning import OfflineAnswerSettings, RefusalSettings, RetrievalSettings, SupportSettings
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 RERANKERS = ("learned", "maxsim", "off")
@@ -40,6 +41,9 @@ class Settings:
     # seconds a sync waits after writing a new generation, before committing it: only for tests that kill
     # a sync at that point (ASSISTANT_COMMIT_PAUSE)
     commit_pause: float = 0.0
+    # links to files outside the folder they are in (`creds.txt -> ~/.aws/credentials`) are listed and
+    # never read, unless this is on (ASSISTANT_FOLLOW_LINKS); links to folders are never followed
+    follow_links: bool = False
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = field(default=None, repr=False)
     # chunking
@@ -62,10 +66,12 @@ class Settings:
     # chunks. For small models: docs/local-model.md measures what it does to a 270M model's answers
     context_sentences: int = 0
     question_tokens: int = 512
-    # the refusal decision (assistant/refusal.py, README "Refusals"): retrieval confidence below
-    # this is a clear miss; fitted on the calibration half of knowledge/questions/realistic.jsonl
-    refusal_threshold: float = 0.20
-    refusal_unknown_words: float = 0.35  # a question with this share of words no entry has is a clear miss
+    # the tuned numbers of each stage, described in assistant/tuning.py; the refusal decision
+    # (README "Refusals") reads ASSISTANT_REFUSAL_THRESHOLD into refusal.clear_miss
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    refusal: RefusalSettings = field(default_factory=RefusalSettings)
+    support: SupportSettings = field(default_factory=SupportSettings)
+    offline_answer: OfflineAnswerSettings = field(default_factory=OfflineAnswerSettings)
     # openai-compatible model behaviour
     request_timeout: float = 30.0  # per read: a model that keeps sending can go on past it ...
     max_retries: int = 2
@@ -95,9 +101,10 @@ class Settings:
             raise SettingsError(f"ASSISTANT_PORT={self.port} is not a TCP port - give one from 1 to 65535")
         if not self.request_timeout > 0:
             raise SettingsError(f"ASSISTANT_TIMEOUT={self.request_timeout:g} must be above 0 - give seconds")
-        if not 0 <= self.refusal_threshold <= 1:
+        if not 0 <= self.refusal.clear_miss <= 1:
             raise SettingsError(
-                f"ASSISTANT_REFUSAL_THRESHOLD={self.refusal_threshold:g} must be from 0 to 1 (default 0.20)"
+                f"ASSISTANT_REFUSAL_THRESHOLD={self.refusal.clear_miss:g} must be from 0 to 1 "
+                f"(default {RefusalSettings().clear_miss:.2f})"
             )
         if not self.answer_deadline > 0:
             raise SettingsError(f"ASSISTANT_ANSWER_DEADLINE={self.answer_deadline:g} must be above 0 - give seconds")
@@ -168,12 +175,13 @@ class Settings:
             lease_seconds=number("ASSISTANT_LEASE_SECONDS", base.lease_seconds),
             sync_at_start=switch("ASSISTANT_SYNC", base.sync_at_start),
             commit_pause=number("ASSISTANT_COMMIT_PAUSE", base.commit_pause),
+            follow_links=switch("ASSISTANT_FOLLOW_LINKS", base.follow_links),
             openai_api_key=env.get("OPENAI_API_KEY") or None,
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             retrieval_mode=env.get("ASSISTANT_RETRIEVAL") or base.retrieval_mode,
             rerank=env.get("ASSISTANT_RERANK") or base.rerank,
             dense_feedback=switch("ASSISTANT_DENSE_FEEDBACK", base.dense_feedback),
-            refusal_threshold=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal_threshold),
+            refusal=replace(base.refusal, clear_miss=number("ASSISTANT_REFUSAL_THRESHOLD", base.refusal.clear_miss)),
             request_timeout=number("ASSISTANT_TIMEOUT", base.request_timeout),
             answer_deadline=number("ASSISTANT_ANSWER_DEADLINE", base.answer_deadline),
             max_tokens=int(number("ASSISTANT_MAX_TOKENS", base.max_tokens, int)),

@@ -23,8 +23,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from assistant import Assistant, Settings  # noqa: E402
-from assistant.answer.refusal import Evidence, Thresholds, decide  # noqa: E402
+from assistant.answer.refusal import Evidence, decide  # noqa: E402
 from assistant.eval.questions import load_questions  # noqa: E402
+from assistant.tuning import RefusalSettings  # noqa: E402
 
 GRID = [round(0.15 + 0.01 * i, 2) for i in range(31)]
 UNKNOWN_GRID = [round(0.20 + 0.05 * i, 2) for i in range(9)] + [1.01]  # 1.01: the rule is off
@@ -38,7 +39,7 @@ def evidence_rows(bot: Assistant, path: Path, split: str) -> list[tuple[bool, Ev
     return rows
 
 
-def rates(rows: list[tuple[bool, Evidence, str]], thresholds: Thresholds) -> tuple[float, float]:
+def rates(rows: list[tuple[bool, Evidence, str]], thresholds: RefusalSettings) -> tuple[float, float]:
     refuse = [decide(e, thresholds, model_judges=False).refuse for _, e, _ in rows]
     unanswerable = [r for (should, _, _), r in zip(rows, refuse, strict=True) if should]
     answerable = [r for (should, _, _), r in zip(rows, refuse, strict=True) if not should]
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     table = []
     for unknown in UNKNOWN_GRID:
         for clear in GRID:
-            refused, false = rates(calibration, Thresholds(clear, unknown))
+            refused, false = rates(calibration, RefusalSettings(clear_miss=clear, unknown_words=unknown))
             table.append({"clear_miss": clear, "unknown_words": unknown, "refused": refused, "false": false})
     allowed = [row for row in table if row["false"] <= args.max_false + 1e-9]
     top = max(allowed, key=lambda row: (row["refused"], -row["false"]))
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     clear = clears[len(clears) // 2]
     unknown = min(row["unknown_words"] for row in tied if row["clear_miss"] == clear)
     best = next(row for row in tied if row["clear_miss"] == clear and row["unknown_words"] == unknown)
-    chosen = Thresholds(best["clear_miss"], best["unknown_words"])
+    chosen = RefusalSettings(clear_miss=best["clear_miss"], unknown_words=best["unknown_words"])
     print(
         f"calibration: {len(calibration)} questions; chosen clear_miss={chosen.clear_miss}, "
         f"unknown_words={chosen.unknown_words}"

@@ -25,8 +25,8 @@ before the first heading): the folder is read with the product's own document re
 heading with subheadings is several entries; the claim then cites all of them, as a model citing
 that part of the page would.
 
-`--fit` sweeps each support threshold of `assistant.verify.support` (LEXICAL_MIN, COSINE_MIN,
-IN_ENTRY_COSINE, CLOSE_COSINE, DELETION_MAX, MAX_CLOSE) over a grid, the others held at their current values, and prints
+`--fit` sweeps each support threshold of `SupportSettings` (assistant/tuning.py: lexical_min, cosine_min,
+in_entry_cosine, close_cosine, deletion_max, max_close) over a grid, the others at their defaults, and prints
 precision and recall on the calibration split only; the test split is never looked at.
 """
 
@@ -38,6 +38,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +46,8 @@ sys.path.insert(0, str(ROOT))
 
 from assistant.knowledge.corpus import load_corpus  # noqa: E402
 from assistant.knowledge.documents import SEPARATOR, document_id  # noqa: E402
+from assistant.tuning import SupportSettings  # noqa: E402
 from assistant.types import Entry  # noqa: E402
-from assistant.verify import support  # noqa: E402
 from assistant.verify.citations import claim_with_marker, verify  # noqa: E402
 
 CLAIMS = ROOT / "knowledge" / "questions" / "claims.jsonl"
@@ -67,12 +68,12 @@ KINDS = (
 
 Similarity = Callable[[str, list[str]], list[float]]
 GRID = {
-    "LEXICAL_MIN": (0.6, 0.7, 0.75, 0.8, 0.85, 0.9),
-    "COSINE_MIN": (0.0, 0.4, 0.5, 0.55, 0.6, 0.7),
-    "IN_ENTRY_COSINE": (0.7, 0.75, 0.8, 0.82, 0.85, 0.9, 2.0),
-    "CLOSE_COSINE": (0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 2.0),
-    "DELETION_MAX": (-0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05),
-    "MAX_CLOSE": (0, 1, 2, 3),
+    "lexical_min": (0.6, 0.7, 0.75, 0.8, 0.85, 0.9),
+    "cosine_min": (0.0, 0.4, 0.5, 0.55, 0.6, 0.7),
+    "in_entry_cosine": (0.7, 0.75, 0.8, 0.82, 0.85, 0.9, 2.0),
+    "close_cosine": (0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 2.0),
+    "deletion_max": (-0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05),
+    "max_close": (0, 1, 2, 3),
 }
 
 
@@ -123,14 +124,16 @@ def section_entries(claims: list[dict], folder: Path) -> tuple[dict[str, Entry],
     return entries, missing
 
 
-def judge(claims: list[dict], entries: dict[str, Entry], similarity: Similarity | None) -> list[dict]:
+def judge(
+    claims: list[dict], entries: dict[str, Entry], similarity: Similarity | None, settings: SupportSettings
+) -> list[dict]:
     """Each claim with `verified` (the verifier's decision) and its support score and quote."""
     out = []
     for row in claims:
         cited = [entries[entry_id] for entry_id in row.get("entries", [row["entry"]])]
         text = claim_with_marker(row["claim"], f" [{', '.join(e.id for e in cited)}]")
         started = time.perf_counter()
-        result = verify(text, {e.id: e for e in cited}, similarity)
+        result = verify(text, {e.id: e for e in cited}, similarity, settings)
         seconds = time.perf_counter() - started
         citation = max(
             (c for c in result.citations if c.entry_id in row.get("entries", [row["entry"]])),
@@ -181,17 +184,11 @@ def figures(judged: list[dict]) -> dict:
 def fit(claims: list[dict], entries: dict[str, Entry], similarity: Similarity) -> list[tuple[str, float, dict]]:
     """Each threshold swept over its grid, the others held at their current values (calibration only)."""
     calibration = [r for r in claims if r["split"] == "calibration"]
-    current = {name: getattr(support, name) for name in GRID}
     rows = []
-    try:
-        for name, values in GRID.items():
-            for value in values:
-                setattr(support, name, value)
-                rows.append((name, value, figures(judge(calibration, entries, similarity))))
-            setattr(support, name, current[name])
-    finally:
-        for name, value in current.items():
-            setattr(support, name, value)
+    for name, values in GRID.items():
+        for value in values:
+            settings = replace(SupportSettings(), **{name: value})
+            rows.append((name, value, figures(judge(calibration, entries, similarity, settings))))
     return rows
 
 
@@ -243,10 +240,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--fit needs the embeddings")
         print("calibration split; one threshold varied at a time, the others at their current values")
         for name, value, fig in fit(claims, entries, similarity):
-            mark = "  <- current" if value == getattr(support, name) else ""
+            mark = "  <- current" if value == getattr(SupportSettings(), name) else ""
             print(f"{name:<16} {value:>5}  precision {fig['precision']:.3f}  recall {fig['recall']:.3f}{mark}")
         return 0
-    judged = judge(claims, entries, similarity)
+    judged = judge(claims, entries, similarity, SupportSettings())
 
     results = {split: figures([r for r in judged if r["split"] == split]) for split in SPLITS}
     results["all"] = figures(judged)

@@ -49,7 +49,7 @@ def collect() -> list[dict]:
     for name, split in TRAINING:
         for q in load_questions(QUESTIONS / name, split):
             evidence = chain.evidence(q.question, list(q.history))
-            rules = decide_by_rules(evidence, chain.thresholds, model_judges=False)
+            rules = decide_by_rules(evidence, chain.settings.refusal, model_judges=False)
             rows.append(
                 {
                     "set": name,

@@ -92,16 +92,27 @@ def cycles(stages: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def main() -> int:
+def report() -> tuple[list[str], list[str]]:
+    """The printed lines (the stage graph, the problems, the verdict) and the problems alone.
+
+    docs/architecture.md holds a copy of the lines; tests/test_docs.py fails when they differ.
+    """
     stages, upward = graph()
     runtime = {s: d - TOOLS for s, d in stages.items() if s not in TOOLS}
-    for stage in sorted(stages, key=lambda s: (s in TOOLS, len(stages[s]), s)):
-        print(f"{stage:>12} -> {', '.join(sorted(stages[stage])) or '(nothing)'}")
+    lines = [
+        f"{stage:>12} -> {', '.join(sorted(stages[stage])) or '(nothing)'}"
+        for stage in sorted(stages, key=lambda s: (s in TOOLS, len(stages[s]), s))
+    ]
     problems = [f"upward import: {u}" for u in upward]
     problems += ["cycle: " + " -> ".join(c) for c in cycles(runtime)]
-    for problem in problems:
-        print(problem)
-    print("no cycles, no upward imports" if not problems else f"{len(problems)} problem(s)")
+    lines += problems
+    lines.append("no cycles, no upward imports" if not problems else f"{len(problems)} problem(s)")
+    return lines, problems
+
+
+def main() -> int:
+    lines, problems = report()
+    print("\n".join(lines))
     return 1 if problems and "--check" in sys.argv else 0
 
 

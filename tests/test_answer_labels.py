@@ -20,6 +20,7 @@ from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel, StubChatModel
 from assistant.errors import SettingsError
 from assistant.index.chroma_index import Index
+from assistant.tuning import RefusalSettings
 from tests.context_blocks import parse_blocks
 
 TERMS = {
@@ -49,7 +50,9 @@ def written_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     knowledge.mkdir()
     records = [{"term": term, "definition": text, "related": []} for term, text in TERMS.items()]
     (knowledge / "terms.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", "utf-8")
-    settings = Settings(home=folder / "home", knowledge=(knowledge,), model="extractive", refusal_threshold=0.0)
+    settings = Settings(
+        home=folder / "home", knowledge=(knowledge,), model="extractive", refusal=RefusalSettings(clear_miss=0.0)
+    )
     Index(settings).sync(progress=False)
     return settings.home, knowledge
 
@@ -57,7 +60,7 @@ def written_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture
 def settings(written_home: tuple[Path, Path]) -> Settings:
     home, knowledge = written_home
-    return Settings(home=home, knowledge=(knowledge,), model="extractive", refusal_threshold=0.0)
+    return Settings(home=home, knowledge=(knowledge,), model="extractive", refusal=RefusalSettings(clear_miss=0.0))
 
 
 def streamed(bot: Assistant, question: str) -> tuple[str, Answer]:

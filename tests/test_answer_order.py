@@ -10,6 +10,7 @@ import pytest
 from assistant.answer.models.extractive import extract_answer
 from assistant.question.intents import intent_of
 from assistant.question.reading import Reading
+from assistant.tuning import OfflineAnswerSettings
 from assistant.types import Entry
 from tests.context_blocks import blocks_of
 
@@ -52,7 +53,7 @@ GENERIC_OPENER = paper(
 
 
 def answer(question: str, entries: list[Entry]) -> list[str]:
-    return extract_answer(Reading(question), blocks_of(entries)).splitlines()
+    return extract_answer(Reading(question), blocks_of(entries), OfflineAnswerSettings()).splitlines()
 
 
 @pytest.mark.parametrize(

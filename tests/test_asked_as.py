@@ -18,8 +18,9 @@ from assistant.index.chroma_index import Index
 from assistant.index.chunking import Chunker
 from assistant.knowledge.asked_as import MAX_DESCRIPTIONS
 from assistant.knowledge.corpus import load_corpus
-from assistant.retrieval.search import DESCRIPTION_DISCOUNT, Retriever
+from assistant.retrieval.search import Retriever
 from assistant.text import without_parenthesis
+from assistant.tuning import RetrievalSettings
 from tests.conftest import REPO, write_glossary
 from tests.fakes import FakeEmbeddings
 
@@ -77,7 +78,7 @@ def test_a_description_finds_its_entry_and_the_source_is_the_entrys_own_text(tmp
         home = tmp_path / f"home-{described is None}-{mode}"
         index = Index(Settings(home=home, knowledge=(folder,)), embedder=FakeEmbeddings(dims=512))
         index.sync(progress=False)
-        top = Retriever(index, mode).retrieve(ASKED, k=3).sources[0]
+        top = Retriever(index, index.settings, mode).retrieve(ASKED, k=3).sources[0]
         return top.entry_id, top.text
 
     without, _ = first(None)
@@ -140,8 +141,9 @@ def test_a_damaged_description_file_keeps_the_descriptions_indexed_from_it(tmp_p
 def test_a_description_counts_for_refusal_confidence_only_past_a_discount(tmp_path: Path) -> None:
     """A description is short and casual, so an off-topic casual question can sit close to one: how
     close the knowledge is (what the refusal threshold reads) comes from the entries' own chunks, and
-    from a description only by what its cosine exceeds DESCRIPTION_DISCOUNT."""
+    from a description only by what its cosine exceeds its discount (`RetrievalSettings.description_discount`)."""
     question = "summarise the plot of hamlet for me"
+    discount = RetrievalSettings().description_discount
 
     def confidence(name: str, described: dict[str, list[str]] | None) -> tuple[float, float, float]:
         folder = glossary(tmp_path / f"k-{name}", described)
@@ -150,14 +152,14 @@ def test_a_description_counts_for_refusal_confidence_only_past_a_discount(tmp_pa
         vector = index.embedder.embed_query(question)
         own = index.nearest(vector, 1, described=False)[0][1]
         best = index.nearest(vector, 1)[0][1]
-        return Retriever(index, "hybrid").retrieve(question, k=5).confidence, own, best
+        return Retriever(index, index.settings, "hybrid").retrieve(question, k=5).confidence, own, best
 
     plain, own, _ = confidence("plain", None)
     assert plain < 0.3
     # a description sharing a few casual words: not closer, after the discount, than the entries' text
     near, own_near, best = confidence("near", {"glossary:overfitting": ["the plot of my training run looks odd"]})
-    assert own_near == own and own < best < own + DESCRIPTION_DISCOUNT
+    assert own_near == own and own < best < own + discount
     assert near == pytest.approx(plain)
     # the question word for word: the pack says its entry is asked for this way
     same, _, best = confidence("same", {"glossary:overfitting": [question + " please"]})
-    assert best - DESCRIPTION_DISCOUNT > own and same > plain + 0.2
+    assert best - discount > own and same > plain + 0.2

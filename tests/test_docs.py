@@ -200,3 +200,15 @@ def test_every_linked_page_exists(page: Path, capsys: pytest.CaptureFixture[str]
         assert path.exists(), f"{page.relative_to(REPO)} links {target}, which does not exist"
         if anchor and path.suffix == ".md":
             assert anchor in anchors(path), f"{page.relative_to(REPO)} links {target}#{anchor}: no such heading"
+
+
+def test_the_layer_graph_in_the_architecture_page_is_the_script_s() -> None:
+    """docs/architecture.md prints the output of scripts/import_layers.py: a new import must update it."""
+    from tests.script_modules import load_script
+
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    heading = "The output of `python3 scripts/import_layers.py`:"
+    assert heading in page, "docs/architecture.md lost the printed layer graph"
+    block = page.split(heading, 1)[1].split("```", 2)[1].strip("\n").splitlines()
+    lines, _ = load_script("import_layers").report()
+    assert block == lines, "docs/architecture.md's layer graph differs: paste `python3 scripts/import_layers.py`"

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.answer.refusal import ASKED_BESIDES, grounding, spelled_out
+from assistant.answer.refusal import grounding, spelled_out
 from assistant.index.chroma_index import Index
 from assistant.question.names import named_things
 from assistant.question.reading import Reading
+from assistant.tuning import RefusalSettings
 
 PAPERS = [
     {
@@ -123,7 +124,7 @@ def test_nothing_else_asked_is_counted_without_the_names() -> None:
         ),
         lambda n: n.lower() in known,
     )
-    assert long[0] == ("Borgmax",) and long[1] > ASKED_BESIDES
+    assert long[0] == ("Borgmax",) and long[1] > RefusalSettings().asked_besides
 
 
 def test_an_acronym_the_question_spells_out_is_explained() -> None:
@@ -139,13 +140,13 @@ def test_a_configuration_key_is_known_only_as_written(bot: Assistant) -> None:
 
 
 def test_refusals_name_what_is_missing_for_an_llm_too(tmp_path: Path) -> None:
-    from assistant.answer.refusal import Evidence, Thresholds, decide
+    from assistant.answer.refusal import Evidence, decide
 
     evidence = Evidence(0.6, ungrounded=("Borgmax",), asked_besides=3)
-    decision = decide(evidence, Thresholds(), model_judges=True)
+    decision = decide(evidence, RefusalSettings(), model_judges=True)
     assert decision.refuse and decision.reason == "no entry mentions what it names"
-    busy = Evidence(0.6, ungrounded=("Borgmax",), asked_besides=ASKED_BESIDES + 1)
-    assert not decide(busy, Thresholds(), model_judges=True).refuse
+    busy = Evidence(0.6, ungrounded=("Borgmax",), asked_besides=RefusalSettings().asked_besides + 1)
+    assert not decide(busy, RefusalSettings(), model_judges=True).refuse
 
 
 @pytest.mark.parametrize(

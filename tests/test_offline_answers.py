@@ -12,6 +12,7 @@ from assistant import Assistant
 from assistant.answer.models.extractive import candidates_of, entry_views, extract_answer, named
 from assistant.question.intents import compare_sides, described_sides, intent_of, subject_of, without_fillers
 from assistant.question.reading import Reading
+from assistant.tuning import OfflineAnswerSettings
 from assistant.types import Entry
 from assistant.verify.citations import verify
 from tests.conftest import glossary_assistant_of
@@ -59,7 +60,7 @@ CONTEXT = [LR, STEP, DATA_PAR, TENSOR_PAR, KV_PAPER, KV_PAPER_2]
 
 
 def answer(question: str, entries: list[Entry] = CONTEXT) -> str:
-    return extract_answer(Reading(question), blocks_of(entries))
+    return extract_answer(Reading(question), blocks_of(entries), OfflineAnswerSettings())
 
 
 def first_line(text: str) -> str:
@@ -713,7 +714,7 @@ def test_a_subject_heading_two_titles_names_neither() -> None:
     while "sigmoid" heads one title only."""
     size = Entry("glossary:batch-size", "concept", "batch size", "The number of examples in a batch.")
     norm = Entry("glossary:batch-normalization", "concept", "batch normalization", "Normalizing a layer's inputs.")
-    views = entry_views(candidates_of(blocks_of([norm, size, SIGMOID])))
+    views = entry_views(candidates_of(blocks_of([norm, size, SIGMOID])), OfflineAnswerSettings())
     assert named(views, "batch") is None
     found = named(views, "sigmoid")
     assert found is not None and found.entry_id == "glossary:sigmoid-function"

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant
-from assistant.retrieval.search import SYNONYM_DEPTH
+from assistant.tuning import RetrievalSettings
 from assistant.types import Chunk
 from tests.conftest import glossary_assistant_of
 
+SYNONYM_DEPTH = RetrievalSettings().synonym_depth
 TERMS = {
     "intersection over union (IoU)",
     "IoU",

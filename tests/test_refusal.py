@@ -6,7 +6,6 @@ import pytest
 
 from assistant.answer.refusal import (
     Evidence,
-    Thresholds,
     decide,
     gather,
     kind_supported,
@@ -16,6 +15,7 @@ from assistant.answer.refusal import (
 from assistant.question.names import names_in
 from assistant.question.reading import Reading
 from assistant.question.value_kinds import asked_kind, pattern_kind
+from assistant.tuning import RefusalSettings
 from assistant.types import Entry
 
 
@@ -138,7 +138,7 @@ def test_a_value_counts_only_about_the_thing_asked() -> None:
 
 
 def test_the_offline_model_refuses_an_unsupported_value_an_llm_judges_unless_the_name_is_unknown() -> None:
-    thresholds = Thresholds()
+    thresholds = RefusalSettings()
     about_known = Evidence(confidence=0.6, kind="person", kind_supported=False)
     assert decide(about_known, thresholds, model_judges=False).refuse
     assert not decide(about_known, thresholds, model_judges=True).refuse
@@ -206,8 +206,19 @@ def test_words_typed_without_their_apostrophe_are_not_unknown_topic_words() -> N
     is known, so no word of it is unknown."""
     frequency = {"bother": 2, "wrong": 40, "paste": 3, "raw": 30, "read": 50, "prompt": 90}
     question = "why bother tho, whats wrong with pasting the raw readings into the prompt?"
-    assert gather(Reading(question), 0.25, [], frozenset(), frequency, 2000).unknown_share == 0.0
-    off_topic = gather(Reading("whats the best sourdough hydration tho?"), 0.25, [], frozenset(), frequency, 2000)
+    assert (
+        gather(Reading(question), 0.25, [], frozenset(), frequency, 2000, settings=RefusalSettings()).unknown_share
+        == 0.0
+    )
+    off_topic = gather(
+        Reading("whats the best sourdough hydration tho?"),
+        0.25,
+        [],
+        frozenset(),
+        frequency,
+        2000,
+        settings=RefusalSettings(),
+    )
     assert off_topic.unknown_share == 1.0  # the topic words still count
 
 
@@ -216,12 +227,14 @@ def test_a_hyphenated_compound_is_known_when_its_parts_are() -> None:
     read = Reading("an S-shape curve, sourdough-ish").topic_words  # each word with its parts' stems
     assert known_word("s-shape", read["s-shape"], frequency)
     assert not known_word("sourdough-ish", read["sourdough-ish"], frequency)
-    evidence = gather(Reading("an S-shaped curve for the score"), 0.25, [], frozenset(), frequency, 2000)
+    evidence = gather(
+        Reading("an S-shaped curve for the score"), 0.25, [], frozenset(), frequency, 2000, settings=RefusalSettings()
+    )
     assert evidence.unknown_share == 0.0
 
 
 def test_unknown_words_refuse_only_when_retrieval_is_weak_too() -> None:
-    thresholds = Thresholds()
+    thresholds = RefusalSettings()
     off_topic = Evidence(confidence=0.15, unknown_share=0.6)  # sourdough hydration
     slang = Evidence(confidence=0.35, unknown_share=0.4)  # "junk creeps in and muddies the data"
     assert decide(off_topic, thresholds, model_judges=False).refuse

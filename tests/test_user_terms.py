@@ -72,6 +72,6 @@ def test_the_lexical_leg_finds_an_entry_through_a_word_the_question_never_says(s
     retriever = seed_assistant.retriever
     question = "pay-per-invocation Lambda"
     assert seed_assistant.retriever.index.lexical(question, 5) == []
-    lexical = type(retriever)(retriever.index, mode="lexical")
+    lexical = type(retriever)(retriever.index, seed_assistant.settings, mode="lexical")
     found = lexical.retrieve(question, k=3).sources
     assert found and "serverless" in found[0].text.lower()

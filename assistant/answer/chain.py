@@ -20,7 +20,7 @@ from assistant.answer.followups import History, discussed, format_history, refer
 from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel, StreamCutOffError
 from assistant.answer.prompts import load_prompt, render
-from assistant.answer.refusal import Evidence, Thresholds, decide, gather
+from assistant.answer.refusal import Evidence, decide, gather
 from assistant.errors import AssistantError, ModelError
 from assistant.index.chroma_index import Index
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
@@ -37,7 +37,8 @@ from assistant.verify.unicode import plain
 ASKS_WHAT_IT_MEANS = re.compile(
     r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
 )
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# C0 controls but tab, newline and carriage return, DEL and C1 controls: read as spaces (str.translate)
+CONTROL = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)], " ")
 # the answer when every sentence the model wrote cited an entry that does not say it (all were dropped)
 NOTHING_VERIFIED = "None of what the model wrote is supported by the entries it cited, so none of it is shown."
 NO_VERIFIED_CLAIM = "No claim in this answer is backed by a verified citation."
@@ -81,7 +82,7 @@ def question_chars(settings: Settings) -> int:
 
 def one_line(text: str) -> str:
     """Text as it reads (`as_read`), without control characters, its lines joined by single spaces."""
-    return " ".join(as_read(CONTROL.sub(" ", text)).split())
+    return " ".join(as_read(text.translate(CONTROL)).split())
 
 
 def as_read(question: str) -> str:
@@ -118,7 +119,6 @@ class AnswerChain:
         self.index = index
         self.retriever = retriever
         self.chat = chat
-        self.thresholds = Thresholds(settings.refusal_threshold, settings.refusal_unknown_words)
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
@@ -158,7 +158,16 @@ class AnswerChain:
         best = [e for s in retrieval.sources[:3] if (e := self.index.entry(s.entry_id)) is not None]
         r = self.retriever
         entries = len(self.index.entries)
-        return gather(asked, retrieval.confidence, best, r.vocabulary, r.document_frequency, entries, r.knows)
+        return gather(
+            asked,
+            retrieval.confidence,
+            best,
+            r.vocabulary,
+            r.document_frequency,
+            entries,
+            r.knows,
+            settings=self.settings.refusal,
+        )
 
     def similarity(self, claim: str, sentences: list[str]) -> list[float]:
         """Cosine of the claim to each candidate sentence (vectors are normalised)."""
@@ -255,7 +264,7 @@ class AnswerChain:
 
         decision = decide(
             self.weigh(reading.as_asked, retrieval),
-            self.thresholds,
+            self.settings.refusal,
             model_judges=self.chat.rewrites_followups,
         )
         if decision.evidence.ungrounded:  # refused for them, or asked about besides other things: said
@@ -300,7 +309,7 @@ class AnswerChain:
         if (raw or not echoed) and is_refusal(raw):
             answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
         else:
-            verified = verify(raw, packed.entries, self.similarity)
+            verified = verify(raw, packed.entries, self.similarity, self.settings.support)
             answer.text, answer.citations = verified.text, verified.citations
             if verified.dropped:
                 answer.notes.append(
@@ -329,10 +338,12 @@ class AnswerChain:
         from assistant.answer.models.extractive import extract_answer
 
         packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
-        text = plain(to_ids(extract_answer(reading, packed.blocks), packed.labels).strip())
+        text = plain(
+            to_ids(extract_answer(reading, packed.blocks, self.settings.offline_answer), packed.labels).strip()
+        )
         if is_refusal(text):
             return False
-        verified = verify(text, packed.entries, self.similarity)
+        verified = verify(text, packed.entries, self.similarity, self.settings.support)
         if not any(c.supported for c in verified.citations):
             return False
         kept = [n for n in answer.notes if not n.startswith("Unverified sentence removed")]  # of text not shown

@@ -8,7 +8,6 @@ without the labels), so a change to the prompt's wording cannot change what it r
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,8 +16,6 @@ from assistant.types import Entry, Source
 
 if TYPE_CHECKING:
     from assistant.index.chroma_index import Index
-
-SENTENCE_STOP = re.compile(r"[.!?…]+$")
 
 
 @dataclass(frozen=True)
@@ -45,9 +42,8 @@ def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
 
 
 def with_label(sentence: str, label: str) -> str:
-    match = SENTENCE_STOP.search(sentence)
-    stop = match.group() if match else ""
-    return f"{sentence[: len(sentence) - len(stop)]} [{label}]{stop}"
+    body = sentence.rstrip(".!?…")  # the label goes before the sentence's closing stops
+    return f"{body} [{label}]{sentence[len(body) :]}"
 
 
 @dataclass

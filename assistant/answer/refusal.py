@@ -15,7 +15,8 @@ Three kinds of evidence, each cheap and each explainable to the user:
   a configuration key such as NCCL_SOCKET_IFNAME, a person, a place, a month) must be mentioned by some
   entry. A question about something no entry mentions ("who founded Groq?", "the default of
   NCCL_SOCKET_IFNAME?") is refused whatever kind of value it asks for, when it asks little else
-  (`ASKED_BESIDES`); a question that asks more keeps its answer, with a note naming what no entry mentions;
+  (`RefusalSettings.asked_besides`); a question that asks more keeps its answer, with a note naming
+  what no entry mentions;
 - **retrieval confidence** (dense similarity and rarity-weighted word coverage, see
   `retrieval/search.py`): only a clear miss (an off-topic question) falls below the low threshold.
 
@@ -38,11 +39,12 @@ from dataclasses import dataclass, field, replace
 
 from assistant.answer import refusal_reader
 from assistant.knowledge.stated_values import states_new_value
-from assistant.question.names import CONFIGURATION_KEY, MONTH
+from assistant.question.names import CONFIGURATION_KEY, MONTH_AND_YEAR
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES
 from assistant.text import content_words, split_sentences, stem, stems, words
+from assistant.tuning import RefusalSettings
 from assistant.types import Entry
 
 # What an entry sentence must hold to answer each kind (besides the question's subject).
@@ -63,15 +65,7 @@ VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
     "spec": re.compile(r"\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b", re.I),
     # a shell prompt, an install, or a command's own syntax: a --flag or a key=value argument
     "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)"),
-    "opinion": re.compile(r"(?!)"),  # the knowledge states findings, never our opinion
-}
-# A name: a word with a digit and a letter (H200, v5p, p4d.24xlarge), or a capitalised word that
-# does not start the question (nor is a function word opening a later sentence), or CamelCase
-# (CoreWeave). Approximate words are not names.
-# Below this many entries a knowledge base lacks ordinary words ("stands", "right"), so a word no
-# entry has says nothing about the question being off-topic: the seed corpus (60 entries) would
-# refuse a third of its answerable questions; mlsys (2,107) refuses none of the calibration half.
-VOCABULARY_ENTRIES = 1000
+}  # and none for an opinion: the knowledge states findings, never our opinion
 
 
 @dataclass(frozen=True)
@@ -87,19 +81,6 @@ class Evidence:
     asked_besides: int = 0  # content words the asking sentences have besides the things they name
     refuse_probability: float | None = None  # the learned reader's (`refusal_reader.py`); None without weights
     documents: bool = False  # the best entries are sections of the user's documents, not the shipped pack
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """A clear miss: retrieval confidence below `clear_miss`, or at least `unknown_words` of the
-    question's words in no entry at all (sourdough, Wimbledon, salaries in Berlin) with confidence
-    below `unknown_words_confidence`."""
-
-    clear_miss: float = 0.20
-    unknown_words: float = 0.35
-    # ... and only when retrieval is weak too: slang ("junk creeps in and muddies it") is unknown
-    # words in a question the knowledge answers (off-topic calibration questions: confidence <= 0.25)
-    unknown_words_confidence: float = 0.30
 
 
 @dataclass(frozen=True)
@@ -166,7 +147,9 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     handle?"); names in the asking sentence are what the value is about ("how many GPUs are in
     ByteDance's cluster?"), so they must be in the value's sentence.
     """
-    evidence = VALUE_EVIDENCE[kind]
+    evidence = VALUE_EVIDENCE.get(kind)
+    if evidence is None:  # an opinion
+        return False
     subject = subject_words(reading)
     names = name_keys(reading.names)
     asking = reading.asking.lower()
@@ -214,7 +197,7 @@ STATED_VALUES: dict[str, re.Pattern[str]] = {
     "price": re.compile(r"[$€£]\s?\d[\d,.]*\s?[kmb]?\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)\b", re.I),
     "howto": CONFIGURATION_KEY,
     "person": re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+"),
-    "date": re.compile(rf"\b(?:{MONTH})\s+(?:19|20)\d\d\b", re.I),  # a year alone is in many abstracts
+    "date": MONTH_AND_YEAR,  # a year alone is in many abstracts
 }
 
 
@@ -280,13 +263,15 @@ def gather(
     document_frequency: Mapping[str, int],
     entries: int,
     knows: Callable[[str], bool] | None = None,
+    *,
+    settings: RefusalSettings,
 ) -> Evidence:
     """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
     kind = reading.value_kind
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
-    if asked and entries >= VOCABULARY_ENTRIES:  # a small corpus lacks ordinary words; absence says little
+    if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     evidence = Evidence(
         confidence=confidence,
@@ -299,12 +284,6 @@ def gather(
         documents=bool(best) and all(entry.kind == "document" for entry in best),
     )
     return replace(evidence, refuse_probability=refusal_reader.refuse_probability(reading.asking, evidence))
-
-
-# "nothing else was asked": on the five calibration sets the 3 answerable questions whose asking sentences
-# name something no entry mentions have 10 or more other content words (an aside: "are we slower than teams
-# using the JVM languages?"), and 39 of the 43 such unanswerable ones 8 or fewer ("who founded Groq?")
-ASKED_BESIDES = 8
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
@@ -331,7 +310,7 @@ def known_word(word: str, parts: tuple[str, ...], document_frequency: Mapping[st
     return "-" in word and bool(parts) and all(document_frequency.get(p) for p in parts)
 
 
-def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+def decide(evidence: Evidence, settings: RefusalSettings, *, model_judges: bool) -> Decision:
     """Refuse or answer. `model_judges`: an LLM will apply the prompt's refusal rule itself.
 
     For the extractive model the learned reader (`refusal_reader.py`) has the last word, except on a
@@ -339,7 +318,7 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
     no entry mentions, and says nothing about what is asked), and refuses when it is sure where the
     rules saw nothing, unless an entry states the kind of value asked for (`stated`). An LLM's gate stays
     the rules' alone: the model refuses by the prompt itself."""
-    decision = decide_by_rules(evidence, thresholds, model_judges=model_judges)
+    decision = decide_by_rules(evidence, settings, model_judges=model_judges)
     p = evidence.refuse_probability
     if model_judges or p is None or decision.reason in CLEAR_MISSES:
         return decision
@@ -348,7 +327,7 @@ def decide(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) ->
     if decision.refuse and p < refusal_reader.UNLIKELY and not evidence.documents:
         return Decision(False, "", evidence)
     # ASSISTANT_REFUSAL_THRESHOLD=0 asks for an answer whenever the rules allow one: the reader adds none
-    adds = thresholds.clear_miss > 0
+    adds = settings.clear_miss > 0
     if adds and not decision.refuse and p >= refusal_reader.REFUSES_AT and not stated(evidence):
         return Decision(True, learned_reason(evidence), evidence)
     return decision
@@ -369,15 +348,15 @@ def learned_reason(e: Evidence) -> str:
     return "none of its entries states what it asks"
 
 
-def decide_by_rules(evidence: Evidence, thresholds: Thresholds, *, model_judges: bool) -> Decision:
+def decide_by_rules(evidence: Evidence, settings: RefusalSettings, *, model_judges: bool) -> Decision:
     """The rules alone: grounding, a clear miss, unknown words, a value kind no entry states."""
     e = evidence
-    if e.ungrounded and e.asked_besides <= ASKED_BESIDES:  # first: the most telling reason
+    if e.ungrounded and e.asked_besides <= settings.asked_besides:  # first: the most telling reason
         # the names go to the answer's notes, not into its text: a question's own words are never echoed
         return Decision(True, "no entry mentions what it names", e)
-    if e.confidence < thresholds.clear_miss:
+    if e.confidence < settings.clear_miss:
         return Decision(True, CLEAR_MISS, e)
-    if e.unknown_share >= thresholds.unknown_words and e.confidence < thresholds.unknown_words_confidence:
+    if e.unknown_share >= settings.unknown_words and e.confidence < settings.unknown_words_confidence:
         return Decision(True, UNKNOWN_WORDS, e)
     if e.kind is not None and not e.kind_supported and (e.unknown_names or not model_judges):
         about = f" about {', '.join(e.unknown_names)}" if e.unknown_names else ""

@@ -151,7 +151,7 @@ def retrieval(index: Any, asked: list[tuple[str, list[str]]]) -> dict[str, dict[
 
     out = {}
     for mode in ("hybrid", "dense"):
-        retriever = Retriever(index, mode)
+        retriever = Retriever(index, index.settings, mode)
         recall: list[float] = []
         mrr: list[float] = []
         for query, gold in asked:

@@ -14,17 +14,18 @@ _TERMINAL_SEQUENCES = re.compile(
     r"|\x1b[ -/]*[0-~]?"  # any other escape
 )
 # C0 controls but tab and newline, DEL, C1 controls, and bidirectional overrides that reorder text
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # json.dumps leaves these
+_RAW_IN_JSON = [*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # json.dumps leaves these
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), *_RAW_IN_JSON])  # str.translate: gone
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _RAW_IN_JSON}
 
 
 def terminal_text(text: str) -> str:
     """`text` safe to print to a terminal: escape sequences and control characters removed, newlines kept."""
     text = text.replace("\r\n", "\n")
-    return _TERMINAL_CONTROLS.sub("", _TERMINAL_SEQUENCES.sub("", text))
+    return _TERMINAL_SEQUENCES.sub("", text).translate(_TERMINAL_CONTROLS)
 
 
 def terminal_json(value: object) -> str:
     """JSON with every control character escaped as \\uXXXX (json.dumps leaves DEL and C1 raw)."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
-    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.translate(_JSON_ESCAPES)

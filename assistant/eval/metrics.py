@@ -44,10 +44,11 @@ Aggregation: ``mean_defined`` averages the values that are not ``None`` (percent
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from assistant.verify.unicode import WORD
 
 __all__ = [
     "answered_only_precision",
@@ -131,13 +132,10 @@ def supported_share(citations: Iterable[Any]) -> float | None:
     return sum(flags) / len(flags)
 
 
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
-
-
 def normalise(text: str) -> str:
     """Lower-case, punctuation to spaces, collapsed whitespace: the form facts are matched in."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(_NON_WORD.sub(" ", text).split())
+    return " ".join(WORD.findall(text))  # runs of letters and digits
 
 
 def fact_recall(text: str, facts: Sequence[str]) -> float | None:

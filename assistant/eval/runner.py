@@ -124,7 +124,7 @@ def results_json(
             "embeddings": settings.embeddings,
             "retrieval_mode": settings.retrieval_mode,
             "top_k": settings.top_k,
-            "refusal_threshold": settings.refusal_threshold,
+            "refusal_threshold": settings.refusal.clear_miss,
             "chunk_tokens": settings.chunk_tokens,
             "knowledge": [str(p) for p in settings.knowledge],
         },

@@ -11,7 +11,7 @@ import re
 from assistant.text import STOPWORDS
 
 NAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[.:\-][A-Za-z0-9]+)*")
-APPROXIMATE = re.compile(r"-(?:ish|like|style|type|based|sized|scale|aware|free|heavy)$", re.I)
+APPROXIMATE = ("-ish", "-like", "-style", "-type", "-based", "-sized", "-scale", "-aware", "-free", "-heavy")
 NUMBER_WITH_UNIT = re.compile(r"^\d[\d.]*[a-z]{0,3}$", re.I)
 
 
@@ -24,7 +24,7 @@ def names_in(question: str) -> list[str]:
     out = []
     for position, match in enumerate(NAME_TOKEN.finditer(question)):
         token = match.group()
-        if APPROXIMATE.search(token) or NUMBER_WITH_UNIT.match(token):
+        if token.lower().endswith(APPROXIMATE) or NUMBER_WITH_UNIT.match(token):
             continue
         grammar = position == 0 or (token.lower() in STOPWORDS and opens_a_sentence(question, match.start()))
         has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
@@ -74,7 +74,7 @@ def named_things(text: str) -> list[str]:
         rest[match.start() : match.end()] = " " * (match.end() - match.start())
     for match in NAME_SHAPE.finditer("".join(rest)):
         token = match.group()
-        if MEASUREMENT.match(token) or APPROXIMATE.search(token):
+        if MEASUREMENT.match(token) or token.lower().endswith(APPROXIMATE):
             continue
         starts = AFTER_SENTENCE_START.search(text[: match.start()]) is not None
         has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)

@@ -9,7 +9,7 @@ late interaction re-ordering the best candidates (`late_interaction.py`, `ASSIST
 weighed with the fusion's own evidence by a learned linear model (`learned_order.py`,
 `ASSISTANT_RERANK=learned`), and a third leg searching the question again with the rare words of the
 dense leg's best chunks (`dense_feedback.py`, `ASSISTANT_DENSE_FEEDBACK=on`). The best dense cosine
-similarity (of an entry's own text; of an asked-as description, less DESCRIPTION_DISCOUNT) is kept as
+similarity (of an entry's own text; of an asked-as description, less its discount) is kept as
 the confidence the refusal threshold is compared against, because fused scores are ranks, not evidence.
 """
 
@@ -22,12 +22,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from assistant.index.chroma_index import Index
 from assistant.index.embeddings import question_pieces_for
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.question.intents import first_clause, without_fillers
-from assistant.question.names import names_in
+from assistant.question.names import NAME_TOKEN, names_in
 from assistant.question.user_terms import with_literature_terms
 from assistant.retrieval.dense_feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.retrieval.late_interaction import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
@@ -36,23 +37,10 @@ from assistant.text import POINTER_PHRASES, content_words, lexical_tokens, rarit
 from assistant.types import Chunk, Source
 from assistant.verify.citations import canonical
 
-NAME_WORD = re.compile(r"[a-z0-9]+(?:[.:\-][a-z0-9]+)*")  # as refusal.NAME_TOKEN, lower-cased
-RRF_K = 60
-CANDIDATES = 40
-# what a description's cosine loses before it counts as the knowledge's closeness (refusal confidence):
-# on the 920 calibration questions every discount from -0.05 to 0.35 refuses the same (178 of 181
-# unanswerable, 2 of 739 answerable; the entries' own chunks alone: 3 of 739), and 0.15 is the middle of
-# that tie. The older mlsys set needs one: "Summarise the plot of Hamlet." is 0.34 to a description of an
-# RL state ("The present situation of the world in the game ...") and 0.22 to any entry's own text.
-DESCRIPTION_DISCOUNT = 0.15
-DENSE_WEIGHT = 1.5  # paraphrased questions: +0.066 recall@5 on the realistic calibration half, mlsys set unchanged
-LEXICAL_WEIGHT = 1.0
-FEEDBACK_WEIGHT = 0.5  # widens the pool the learned order sees; its rank is a feature of that order
-COVERAGE_WEIGHT = 1.0  # rarity-weighted share of the query's words an entry contains
-CARRIED_BONUS = 1.0  # of a top score, for the entries a leaning-back follow-up is about (calibration)
-PREFERRED_KIND_BONUS = 0.4  # of a top score: "what is this called?" wants a concept (+0.024 recall@5, calibration)
-OWN_NAME_BONUS = 0.5  # of a top score: lifts the page whose own title the name is over pages sharing the name
-SYNONYM_DEPTH = 2  # the first entries whose other-name pages follow them (calibration half R@5: 1 -> 0.904, 2 -> 0.910)
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+    from assistant.tuning import RetrievalSettings
+
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
 QUESTION_FRAME = re.compile(
@@ -69,22 +57,28 @@ class Retrieval:
 
 
 class Retriever:
-    """Searches an Index; `mode` is hybrid, dense or lexical."""
+    """Searches an Index; `mode` is hybrid, dense or lexical (`settings.retrieval_mode` unless given).
 
-    def __init__(self, index: Index, mode: str = "hybrid") -> None:
+    The re-ranking, the feedback leg and the fusion's weights (`settings.retrieval`) are read from the
+    settings passed in, once: not from the index's."""
+
+    def __init__(self, index: Index, settings: Settings, mode: str | None = None) -> None:
         self.index = index
-        self.mode = mode
+        self.mode = mode or settings.retrieval_mode
+        self.rerank = settings.rerank
+        self.dense_feedback = settings.dense_feedback
+        self.tuning: RetrievalSettings = settings.retrieval
 
     @cached_property
     def reranker(self) -> LateInteraction | None:
         """Late interaction for the hybrid mode, when the encoder has word-piece vectors and it is on."""
         embedder = self.index.embedder
-        wanted = self.mode == "hybrid" and self.index.settings.rerank in ("learned", "maxsim")
+        wanted = self.mode == "hybrid" and self.rerank in ("learned", "maxsim")
         if not (wanted and LateInteraction.supports(embedder)):
             return None
         # the learned order reads the question's pieces by MiniLM's question side fitted for it; `maxsim` is
         # late interaction untrained
-        fitted = question_pieces_for(embedder) if self.index.settings.rerank == "learned" else None
+        fitted = question_pieces_for(embedder) if self.rerank == "learned" else None
         return LateInteraction(embedder, fitted)  # type: ignore[arg-type]
 
     @cached_property
@@ -135,7 +129,7 @@ class Retriever:
         return pairs
 
     def with_other_names(self, ordered: list[tuple[str, float]], chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
-        """The other names' pages (`other_names`) of the first `SYNONYM_DEPTH` entries, right after them.
+        """The other names' pages (`other_names`) of the first `synonym_depth` entries, right after them.
 
         Someone who describes intersection over union is answered by its page and by "IoU", which says
         that it is the same thing; the search ranks the two apart, since the pointer has almost no words
@@ -146,7 +140,7 @@ class Retriever:
         after the first two, both unchanged). Not for a search of papers or by tags."""
         if not self.other_names:
             return ordered
-        head = ordered[:SYNONYM_DEPTH]
+        head = ordered[: self.tuning.synonym_depth]
         lead = {entry_id for entry_id, _ in head}
         score = dict(ordered)
         moved: dict[str, float] = {}
@@ -155,7 +149,7 @@ class Retriever:
                 if partner not in lead and partner not in moved:
                     moved[partner] = min(value, score.get(partner, value))  # never above its page
                     chunks.setdefault(partner, self.index.chunks_of(partner)[0])
-        rest = [(entry_id, value) for entry_id, value in ordered[SYNONYM_DEPTH:] if entry_id not in moved]
+        rest = [(entry_id, value) for entry_id, value in ordered[self.tuning.synonym_depth :] if entry_id not in moved]
         return [*head, *moved.items(), *rest]
 
     def name_lookup(self, query: str) -> list[str]:
@@ -266,7 +260,7 @@ class Retriever:
         """Every lower-cased word of every entry: is a name in a question known to the knowledge?"""
         words: set[str] = set()
         for item in self.index.entries.values():
-            words.update(NAME_WORD.findall(f"{item.entry.title} {item.entry.text}".lower()))
+            words.update(NAME_TOKEN.findall(f"{item.entry.title} {item.entry.text}".lower()))  # lower-cased
         return frozenset(words)
 
     @cached_property
@@ -321,24 +315,24 @@ class Retriever:
     ) -> Retrieval:
         """Entries for `query`, best first; `kind` filters, `prefer` lifts one kind (concepts for names),
         `carried` lifts the entries a follow-up leans on (ids as an answer cited them; unknown ones ignored)."""
+        tuning = self.tuning
         dense: list[tuple[Chunk, float]] = []
         lexical: list[tuple[Chunk, float]] = []
         knowledge_similarity = 0.0  # the best cosine of what the knowledge says, not of how it is asked for
         if self.mode in ("hybrid", "dense"):
             vector = self.index.embedder.embed_query(query)
-            hits = self.index.nearest(vector, CANDIDATES, kind)
+            hits = self.index.nearest(vector, tuning.candidates, kind)
             dense = best_per_entry(hits)
             if dense and dense[0][0].field == ASKED_AS:
-                described = dense[0][1] - DESCRIPTION_DISCOUNT
+                described = dense[0][1] - tuning.description_discount
                 knowledge_similarity = max(self.own_similarity(vector, hits, kind), described)
             elif dense:
                 knowledge_similarity = dense[0][1]
         searched = with_literature_terms(query)  # "cards" also searches "GPU" (`user_terms.py`)
         if self.mode in ("hybrid", "lexical"):
-            lexical = best_per_entry(self.index.lexical(searched, CANDIDATES, kind))
+            lexical = best_per_entry(self.index.lexical(searched, tuning.candidates, kind))
         # a re-ranking always sees the pool the feedback leg widens (the learned order weighs its rank)
-        settings = self.index.settings
-        wants_feedback = self.mode == "hybrid" and (settings.dense_feedback or settings.rerank != "off")
+        wants_feedback = self.mode == "hybrid" and (self.dense_feedback or self.rerank != "off")
         feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
@@ -346,32 +340,34 @@ class Retriever:
         chunks: dict[str, Chunk] = {}
         legs: dict[str, dict[str, tuple[int, float]]] = {"dense": {}, "lexical": {}, "feedback": {}}  # rank, score
         weighed = (
-            ("dense", dense, DENSE_WEIGHT),
-            ("lexical", lexical, LEXICAL_WEIGHT),
-            ("feedback", feedback, FEEDBACK_WEIGHT),
+            ("dense", dense, tuning.dense_weight),
+            ("lexical", lexical, tuning.lexical_weight),
+            ("feedback", feedback, tuning.feedback_weight),
         )
         for name, ranking, weight in weighed:
             for rank, (chunk, score) in enumerate(ranking, start=1):
-                fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (RRF_K + rank)
+                fused[chunk.entry_id] = fused.get(chunk.entry_id, 0.0) + weight / (tuning.rrf_k + rank)
                 chunks.setdefault(chunk.entry_id, chunk)
                 legs[name][chunk.entry_id] = (rank, score)
-        unit = 1.0 / (RRF_K + 1)  # what a first place in one ranking is worth
+        unit = 1.0 / (tuning.rrf_k + 1)  # what a first place in one ranking is worth
         covered = self.coverage(query, list(fused))
         if self.mode == "hybrid":
             for entry_id, share in covered.items():
-                fused[entry_id] += COVERAGE_WEIGHT * share * unit
-        best = (DENSE_WEIGHT * bool(dense) + LEXICAL_WEIGHT * bool(lexical) + COVERAGE_WEIGHT) * unit
+                fused[entry_id] += tuning.coverage_weight * share * unit
+        best = (
+            tuning.dense_weight * bool(dense) + tuning.lexical_weight * bool(lexical) + tuning.coverage_weight
+        ) * unit
         if prefer:
             for entry_id in fused:
                 if self.index.entries[entry_id].entry.kind == prefer:
-                    fused[entry_id] += PREFERRED_KIND_BONUS * best
+                    fused[entry_id] += tuning.preferred_kind_bonus * best
         lifted = self.cited_entries(carried or [])
         for found in lifted:
             if kind is None or self.index.entries[found].entry.kind == kind:
-                fused[found] = fused.get(found, 0.0) + CARRIED_BONUS * best
+                fused[found] = fused.get(found, 0.0) + tuning.carried_bonus * best
                 chunks.setdefault(found, best_named_chunk(self.index.chunks_of(found), query))
         for entry_id in named:  # names outrank any fusion; a name's own page before those that share it
-            fused[entry_id] = fused.get(entry_id, 0.0) + (2 + OWN_NAME_BONUS * (entry_id == owner)) * best
+            fused[entry_id] = fused.get(entry_id, 0.0) + (2 + tuning.own_name_bonus * (entry_id == owner)) * best
             chunks.setdefault(entry_id, best_named_chunk(self.index.chunks_of(entry_id), query))
         if tags:
             wanted = {t.lower() for t in tags}
@@ -379,7 +375,7 @@ class Retriever:
         ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
         if self.reranker is not None:
             kept = {*named, *lifted}
-            fusion = Fusion(ordered, chunks, best, legs, covered)
+            fusion = Fusion(ordered, chunks, best, legs, covered, tuning)
             ordered = self.reranked(query, fusion, kept)
         if kind in (None, "concept") and not tags:
             ordered = self.with_other_names(ordered, chunks)
@@ -392,7 +388,7 @@ class Retriever:
         top_coverage = max((covered.get(e, 0.0) for e, _ in ordered[:5]), default=0.0)
         # an asked-as description is short and casual, so any casual question sits close to some of them:
         # how close the knowledge is to the question is read off the entries' own chunks, and off a
-        # description only by what it exceeds DESCRIPTION_DISCOUNT
+        # description only by what it exceeds its discount (`description_discount`)
         similarity = knowledge_similarity if dense else top_coverage
         confidence = 1.0 if named else (similarity + top_coverage) / 2
         return Retrieval(sources, confidence)
@@ -430,7 +426,11 @@ class Retriever:
             return []
         total, frequency = self.index.lexical_frequencies(set(lexical_tokens(" ".join(texts))))
         added = feedback_terms(lexical_tokens(searched), texts, frequency, total)
-        return best_per_entry(self.index.lexical(f"{searched} {' '.join(added)}", CANDIDATES, kind)) if added else []
+        return (
+            best_per_entry(self.index.lexical(f"{searched} {' '.join(added)}", self.tuning.candidates, kind))
+            if added
+            else []
+        )
 
     def reranked(self, query: str, fusion: Fusion, kept: set[str]) -> list[tuple[str, float]]:
         """The top `DEPTH` of the fusion re-ordered, by the learned model (`learned_order.py`) or by MaxSim alone
@@ -453,7 +453,7 @@ class Retriever:
         maxsim = {entry_id: [next(scores) for _ in entry_texts] for entry_id, entry_texts in texts.items()}
         first = [item for item in head if item[0] in kept]
         others = [item for item in head if item[0] not in kept]
-        if self.index.settings.rerank == "learned":
+        if self.rerank == "learned":
             found = self.candidates(fusion, maxsim, kept)
             position = {entry_id: n for n, entry_id in enumerate(learned_order(found))}
             rest = sorted(others, key=lambda item: position[item[0]])
@@ -503,11 +503,12 @@ class Fusion:
     best: float  # the fused score of a first place in every leg
     legs: dict[str, dict[str, tuple[int, float]]]  # "dense" / "lexical" / "feedback" -> entry id -> (rank, score)
     coverage: dict[str, float]
+    tuning: RetrievalSettings  # the feedback leg's weight and the fusion's k
 
     def feedback_share(self, entry_id: str) -> float:
         """What the feedback leg added to the entry's fused score (0 when it did not find the entry)."""
         found = self.legs["feedback"].get(entry_id)
-        return FEEDBACK_WEIGHT / (RRF_K + found[0]) if found else 0.0
+        return self.tuning.feedback_weight / (self.tuning.rrf_k + found[0]) if found else 0.0
 
 
 def best_per_entry(hits: list[tuple[Chunk, float]]) -> list[tuple[Chunk, float]]:

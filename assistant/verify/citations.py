@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from assistant.text import split_sentences
+from assistant.tuning import SupportSettings
 from assistant.types import Citation, Entry
-from assistant.verify.support import SUPPORTED, judge
+from assistant.verify.support import judge
 from assistant.verify.unicode import plain
 
 DASH = "[-\u2010-\u2015\u2212]"  # a hyphen, or a dash a model or a keyboard put in its place
@@ -82,8 +83,12 @@ def verify(
     text: str,
     context: dict[str, Entry],
     similarity: Callable[[str, list[str]], list[float]] | None = None,
+    settings: SupportSettings | None = None,
 ) -> Verified:
-    """Normalise markers to context ids, drop unknown ones, attach a quote and support to each."""
+    """Normalise markers to context ids, drop unknown ones, attach a quote and support to each.
+
+    `settings`: the support thresholds (`Settings.support`); their defaults when not given."""
+    settings = settings or SupportSettings()
     known = {entry_id.lower(): entry_id for entry_id in context}
     text = plain(text)
     dropped: list[str] = []
@@ -128,14 +133,14 @@ def verify(
             for _, _, ids in find_markers(sentence):
                 for entry_id in ids:
                     entry = context[entry_id]
-                    judgement = judge(claim, entry, similarity)
+                    judgement = judge(claim, entry, similarity, settings)
                     citation = Citation(
                         entry.id,
                         entry.title,
                         entry.kind,
                         entry.url,
                         judgement.quote,
-                        judgement.support >= SUPPORTED,
+                        judgement.support >= settings.supported,
                         judgement.support,
                     )
                     if citation.supported:

@@ -17,37 +17,29 @@ import re
 
 SPEECH = r"(?:say|answer|respond|reply|state|claim|assert|insist|tell (?:the |any |every )?(?:user|reader|one|body)s?)"
 LEAD = r"(?:(?:please|always|just|instead|now|also|and|then|from now on|you (?:must|should|will|are to)),?\s+)*"
+# Each alternative is one way a sentence orders its reader about; one pattern searches them all.
 ORDERS = (
     # "ignore the previous instructions", "disregard the context above", "forget your rules"
-    re.compile(
-        rf"(?:^\W*{LEAD}|\b(?:and|then)\s+|[,;]\s+)(?:ignore|disregard|forget|override)\b[^.;]{{0,40}}?"
-        r"\b(?:instructions?|prompts?|rules|guidelines|context|above|everything)\b",
-        re.I,
-    ),
-    re.compile(r"\b(?:ignore|disregard)\b[^.;]{0,30}?\b(?:previous|prior|earlier|above|all|your) instructions\b", re.I),
+    rf"(?:^\W*{LEAD}|\b(?:and|then)\s+|[,;]\s+)(?:ignore|disregard|forget|override)\b[^.;]{{0,40}}?"
+    r"\b(?:instructions?|prompts?|rules|guidelines|context|above|everything)\b",
+    r"\b(?:ignore|disregard)\b[^.;]{0,30}?\b(?:previous|prior|earlier|above|all|your) instructions\b",
     # "answer that ...", "always say: ...", "reply with \"yes\"", "tell users that ..."
-    re.compile(rf"^\W*{LEAD}{SPEECH}\s+(?:(?:only|simply|instead)\s+)?(?:that\b|with\b|[:\"'“])", re.I),
-    re.compile(rf"^\W*(?:please\s+)?always\s+{SPEECH}\b", re.I),
+    rf"^\W*{LEAD}{SPEECH}\s+(?:(?:only|simply|instead)\s+)?(?:that\b|with\b|[:\"'“])",
+    rf"^\W*(?:please\s+)?always\s+{SPEECH}\b",
     # "..., and answer that ...", "if asked, say ..."
-    re.compile(rf"(?:\band|\bthen|[,;])\s+(?:always\s+)?{SPEECH}\s+that\b", re.I),
-    re.compile(
-        rf"\b(?:if|when|whenever) (?:you are |anyone |someone |the user )?ask(?:ed|s)\b[^.]{{0,40}}?\b{SPEECH}\b", re.I
-    ),
+    rf"(?:\band|\bthen|[,;])\s+(?:always\s+)?{SPEECH}\s+that\b",
+    rf"\b(?:if|when|whenever) (?:you are |anyone |someone |the user )?ask(?:ed|s)\b[^.]{{0,40}}?\b{SPEECH}\b",
     # addressed to whatever reads the page: "Assistants reading this must answer ...", "Note to the AI: ..."
-    re.compile(
-        rf"\b(?:AI|assistants?|models?|bots?|chatbots?|LLMs?|language models?)\b[^.]{{0,30}}?"
-        rf"\b(?:should|must|shall|will|are to|need to)\s+(?:always\s+)?(?:{SPEECH}|report|mention|reply)\s+"
-        r"(?:that\b|with\b|[:\"'“])",
-        re.I,
-    ),
-    re.compile(r"\bnote to (?:the |any )?(?:AI|assistants?|models?|bots?|chatbots?|LLMs?)\b", re.I),
-    re.compile(rf"^\W*{LEAD}(?:never|do not|don't)\s+(?:{SPEECH}|mention|reveal|disclose)\b", re.I),
-    re.compile(
-        r"\b(?:pretend|act as if|respond only with|regardless of (?:the |what the )?(?:documents?|context))\b", re.I
-    ),
+    rf"\b(?:AI|assistants?|models?|bots?|chatbots?|LLMs?|language models?)\b[^.]{{0,30}}?"
+    rf"\b(?:should|must|shall|will|are to|need to)\s+(?:always\s+)?(?:{SPEECH}|report|mention|reply)\s+"
+    r"(?:that\b|with\b|[:\"'“])",
+    r"\bnote to (?:the |any )?(?:AI|assistants?|models?|bots?|chatbots?|LLMs?)\b",
+    rf"^\W*{LEAD}(?:never|do not|don't)\s+(?:{SPEECH}|mention|reveal|disclose)\b",
+    r"\b(?:pretend|act as if|respond only with|regardless of (?:the |what the )?(?:documents?|context))\b",
 )
+ORDER = re.compile("|".join(f"(?:{order})" for order in ORDERS), re.I)
 
 
 def is_instruction(sentence: str) -> bool:
     """Does the sentence order its reader to say something or to ignore what it was told?"""
-    return any(order.search(sentence) for order in ORDERS)
+    return ORDER.search(sentence) is not None

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from assistant.text import STOPWORDS, split_sentences, stem
+from assistant.tuning import SupportSettings
 from assistant.types import Entry
 from assistant.verify.clauses import clause_index, mixed_clauses
 from assistant.verify.instructions import is_instruction
@@ -71,20 +72,11 @@ from assistant.verify.unicode import plain
 
 Similarity = Callable[[str, list[str]], list[float]]
 
-SUPPORTED = 0.5  # support at or above which a citation counts as verified
-# thresholds fitted on the calibration split (scripts/claim_support.py --fit): each at the middle of
-# the range of values that gives the best calibration precision and recall
-LEXICAL_MIN = 0.75  # weighted share of the claim's words the span must cover
-COSINE_MIN = 0.55  # sentence cosine a claim that leans on paraphrased words must reach
-IN_ENTRY_COSINE = 0.82  # claim-quote cosine that lets one word from elsewhere in the entry pass
-CLOSE_COSINE = 0.75  # claim-quote cosine from which a paraphrased word may pass
-DELETION_MAX = 0.03  # how much closer to the quote the claim may get without the word
-MAX_CLOSE = 2  # paraphrased words one claim may lean on
-CLOSE_CREDIT = 0.8  # how much such a word counts towards coverage
-LIGHT_WEIGHT = 0.3
+# how far a word reaches in a sentence: read off how the language works, not fitted (the fitted
+# thresholds are `SupportSettings`)
+LIGHT_WEIGHT = 0.3  # what a light word (a pronoun, an ordinary verb) counts towards coverage
 NEGATION_SCOPE = 4  # content words after a negation (in its clause) that it may govern
 NEIGHBOURHOOD = 5  # tokens either side that tie an opposite word to its subject
-EXTRA_SENTENCES = 2  # sentences a composed claim may draw on besides the best one
 BINDING = 3  # tokens either side that tie a name or number to what the claim says about it
 PRONOUNS = frozenset({"it", "its", "they", "their", "this", "these"})
 
@@ -160,15 +152,11 @@ class EntryView:
 
 @dataclass(frozen=True)
 class Judgement:
-    """The supporting sentence, the support (below `SUPPORTED` unless supported) and why not."""
+    """The supporting sentence, the support (below `SupportSettings.supported` unless supported) and why not."""
 
     quote: str
     support: float
     reasons: tuple[str, ...] = ()
-
-    @property
-    def supported(self) -> bool:
-        return self.support >= SUPPORTED
 
 
 def normalise(text: str) -> str:
@@ -356,7 +344,7 @@ def subject_keys(title: str, text: str, kind: str, known: dict[str, tuple[str, .
     return with_acronyms(keys, known)
 
 
-def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Judgement:
+def judge(claim: str, entry: Entry, similarity: Similarity | None, settings: SupportSettings) -> Judgement:
     """The entry sentence that best supports `claim`, how well, and why not when it does not."""
     # a claim may name the entry it cites before saying what it says ("LoRAServe: We present ...")
     if claim.casefold().startswith(f"{entry.title.casefold()}:"):
@@ -369,7 +357,7 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
     tokens = tokenize(claim)
     words = [t for t in tokens if t.content]
     numbers = [t for t in tokens if t.number is not None]
-    span = best_span(words, numbers, entry_view)
+    span = best_span(words, numbers, entry_view, settings.extra_sentences)
     quote = span[0].text
     keys = frozenset().union(*(s.keys | subject_of(s, entry_view) for s in span))
     lows = frozenset().union(*(s.lows for s in span))
@@ -420,20 +408,20 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None = None) -> Jud
         words = [t for t in words if t.low not in ORDER_WORDS]
     claim_keys = {t.key for t in words} | {t.compound for t in words} - {""}
     span_text = " ".join(focus(s, claim_keys, {t.number for t in numbers}) for s in span)
-    credit, cosine = cover(claim, words, tokens, span, keys, span_text, entry_view, similarity)
+    credit, cosine = cover(claim, words, tokens, span, keys, span_text, entry_view, similarity, settings)
     total = sum(t.weight for t in words)
     lexical = sum(t.weight * credit.get(t.index, 0.0) for t in words) / total if total else 0.0
     missing = [t for t in words if t.index not in credit and t.weight == 1.0 and not t.name]
     reasons = list(vetoes)
     if missing:
         reasons.append(f"says {', '.join(t.text for t in missing)}, which the quote does not")
-    if not reasons and lexical < LEXICAL_MIN:
+    if not reasons and lexical < settings.lexical_min:
         reasons.append("shares too few words with the quote")
-    if not reasons and cosine is not None and cosine < COSINE_MIN and any(v < 1.0 for v in credit.values()):
+    if not reasons and cosine is not None and cosine < settings.cosine_min and any(v < 1.0 for v in credit.values()):
         reasons.append("reads too differently from the quote")
-    # the support shown is the covered share; a claim that fails a check stays below SUPPORTED,
+    # the support shown is the covered share; a claim that fails a check stays below `supported`,
     # and one the quote contradicts (a name, number or polarity) far below
-    support = lexical if not reasons else min(lexical, SUPPORTED - 0.01) * (0.5 if vetoes else 1.0)
+    support = lexical if not reasons else min(lexical, settings.supported - 0.01) * (0.5 if vetoes else 1.0)
     return Judgement(quote, round(min(1.0, support), 3), tuple(reasons))
 
 
@@ -446,12 +434,13 @@ def cover(
     span_text: str,
     entry_view: EntryView,
     similarity: Similarity | None,
+    settings: SupportSettings,
 ) -> tuple[dict[int, float], float | None]:
     """How much each claim word counts as said by the span (by token index; absent = not at
     all), and the claim's cosine to the span when it was needed.
 
     1.0 for the word itself, a synonym, its hyphenated or closed compound, or another form
-    of it (`reduction` for `reduce`); `CLOSE_CREDIT` for a word the embedding vouches for.
+    of it (`reduction` for `reduce`); `close_credit` for a word the embedding vouches for.
     Names only ever count literally, polarity words literally or as another form.
     """
     credit = {
@@ -483,18 +472,18 @@ def cover(
     if similarity is None or not loose or len(said) < max(2, 2 * len(heavy)):
         return credit, None
     base = similarity(claim, [span_text])[0]
-    if len(heavy) == 1 and heavy[0].key in entry_view.keys and base >= IN_ENTRY_COSINE:
+    if len(heavy) == 1 and heavy[0].key in entry_view.keys and base >= settings.in_entry_cosine:
         # one word the entry uses elsewhere ("models", "serving"), in a claim that reads like the quote
-        credit[heavy[0].index] = CLOSE_CREDIT
-    elif base >= CLOSE_COSINE and len(heavy) <= MAX_CLOSE:
+        credit[heavy[0].index] = settings.close_credit
+    elif base >= settings.close_cosine and len(heavy) <= settings.max_close:
         # the claim reads like the quote, and leaving the word out does not bring it closer:
         # a paraphrase ("copes with" for "addresses"), not a detail of its own ("attention layers")
         for token in heavy:
             if replaces(token, tokens, keys, span):
                 continue
             without = re.sub(rf"\b{re.escape(token.text)}\b", "", claim, count=1)
-            if similarity(without, [span_text])[0] - base <= DELETION_MAX:
-                credit[token.index] = CLOSE_CREDIT
+            if similarity(without, [span_text])[0] - base <= settings.deletion_max:
+                credit[token.index] = settings.close_credit
     return credit, base
 
 
@@ -576,8 +565,8 @@ def joined(token: Token, tokens: list[Token]) -> str:
     return key_of(token.key + following.low)
 
 
-def best_span(words: list[Token], numbers: list[Token], entry_view: EntryView) -> list[Sentence]:
-    """The sentence covering most of the claim, plus up to two sentences that add most to it.
+def best_span(words: list[Token], numbers: list[Token], entry_view: EntryView, extra: int) -> list[Sentence]:
+    """The sentence covering most of the claim, plus up to `extra` sentences that add most to it.
 
     A further sentence counts only when it adds two content words or numbers (a composed
     claim, "a parallel processor, used to accelerate neural-network training"): one word
@@ -593,7 +582,7 @@ def best_span(words: list[Token], numbers: list[Token], entry_view: EntryView) -
     _, _, first = max(scored, key=lambda item: (item[0], item[1]))
     span, have = [first], covered(first)
     heavy = {t.index for t in words if t.weight == 1.0} | {t.index for t in numbers}
-    for _ in range(EXTRA_SENTENCES):
+    for _ in range(extra):
         best: tuple[int, Sentence] | None = None
         for sentence in entry_view.sentences:
             adds = len((covered(sentence) - have) & heavy)

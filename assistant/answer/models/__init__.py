@@ -104,7 +104,7 @@ def make_chat_model(settings: Settings) -> ChatModel:
     if name == "extractive":
         from assistant.answer.models.extractive import ExtractiveChatModel
 
-        return ChatModel(ExtractiveChatModel(), name, model_label(settings))
+        return ChatModel(ExtractiveChatModel(tuning=settings.offline_answer), name, model_label(settings))
     raise SettingsError(f"Unknown model {name!r} - set ASSISTANT_MODEL to one of: {MODEL_CHOICES}")
 
 

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from pydantic import Field
+
 from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
 from assistant.answer.models.text_reply import DataReplyModel
@@ -21,6 +23,7 @@ from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
 from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
+from assistant.tuning import OfflineAnswerSettings
 
 INTENTS = (
     (
@@ -39,7 +42,6 @@ INTENTS = (
     ),
 )
 DEFINITION_QUESTION = re.compile(r"^\s*(what\s+(is|are|does)|define|definition|meaning|what's)\b|\bmean\b", re.I)
-KEEP_RATIO = 0.7
 
 
 @dataclass(frozen=True)
@@ -127,14 +129,6 @@ FIGURE = re.compile(
     r"\d+(?:\.\d+)?\s?(?:%|×|\\%|\$?\\times|(?:x|times|ms|s|gb|tb|mb|percent|percentage points?)\b)", re.I
 )
 Scores = dict[int, float]  # id(candidate) -> how well it fits the question
-CLOSE = 0.5  # of the first entry's word score: a later entry fits the question about as well
-PREFERRED_FIT = 0.5  # of the best sentence's fit: a sentence of the preferred shape (a contribution) still leads
-BACKGROUND = 0.5  # of its word score: what an abstract's background sentence counts for when choosing a sentence
-DESCRIBED_DEPTH = 5  # entries a described side of a comparison may be matched to
-# what a sentence's closeness in meaning to the question (`closeness.py`, a cosine) adds to its word score when
-# choosing an entry's sentences; the word score is a share of the question's weighted words, 0..1 plus priors
-MEANING = 1.0
-ENTRY_SENTENCES = 3  # of the answering entry quoted for a problem, a figure, a caveat or an example
 
 
 @dataclass
@@ -146,6 +140,7 @@ class EntryView:
     kind: str
     rank: int
     sentences: list[Candidate]
+    tuning: OfflineAnswerSettings = field(repr=False, compare=False)
     closeness: Closeness | None = field(default=None, repr=False, compare=False)
     _meaning: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
 
@@ -160,8 +155,8 @@ class EntryView:
         return self._meaning.get(id(sentence), 0.0)
 
     def fit(self, sentence: Candidate, score: Scores) -> float:
-        """How well a scored sentence fits the question: its word score plus its meaning (`MEANING`)."""
-        return score[id(sentence)] + MEANING * self.meaning(sentence)
+        """How well a scored sentence fits the question: its word score plus its meaning (`tuning.meaning`)."""
+        return score[id(sentence)] + self.tuning.meaning * self.meaning(sentence)
 
     @property
     def definition(self) -> Candidate | None:
@@ -185,11 +180,13 @@ class EntryView:
         return first is not None and bool(POINTER.match(first.text))
 
 
-def entry_views(candidates: list[Candidate], closeness: Closeness | None = None) -> list[EntryView]:
+def entry_views(
+    candidates: list[Candidate], tuning: OfflineAnswerSettings, closeness: Closeness | None = None
+) -> list[EntryView]:
     """The context's entries in retrieval order, each sentence once."""
     views: dict[str, EntryView] = {}
     for c in candidates:
-        view = views.setdefault(c.entry_id, EntryView(c.entry_id, c.title, c.kind, c.rank, [], closeness))
+        view = views.setdefault(c.entry_id, EntryView(c.entry_id, c.title, c.kind, c.rank, [], tuning, closeness))
         if all(s.text != c.text for s in view.sentences):
             view.sentences.append(c)
     for view in views.values():
@@ -197,7 +194,7 @@ def entry_views(candidates: list[Candidate], closeness: Closeness | None = None)
     return sorted(views.values(), key=lambda v: v.rank)
 
 
-def extract_answer(reading: Reading, blocks: Sequence[Block]) -> str:
+def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAnswerSettings) -> str:
     """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
     candidates = candidates_of(blocks)
     scored = score_candidates(reading.text, candidates)
@@ -206,12 +203,12 @@ def extract_answer(reading: Reading, blocks: Sequence[Block]) -> str:
     asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
-    views = entry_views(candidates, Closeness(asked))
+    views = entry_views(candidates, tuning, Closeness(asked))
     intent = reading.intent
     if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
     compose = COMPOSERS.get(intent, problem_answer)
-    lines = compose(reading, views, score) or problem_answer(reading, views, score)
+    lines = compose(reading, views, score, tuning) or problem_answer(reading, views, score, tuning)
     return "\n".join(lines)
 
 
@@ -220,15 +217,15 @@ def best_sentence(
 ) -> Candidate | None:
     """The entry's sentence that fits the question best; one matching `prefer` wins when it fits at least
     `as_well` of the best fit. A sentence's fit is its word score plus its closeness in meaning to the
-    question (`MEANING`). A caveat, an example or a figure asked for is that shape (any fit will do);
-    a paper's contribution is only a likely answer (`PREFERRED_FIT`): the sentence that answers leads.
+    question (`tuning.meaning`). A caveat, an example or a figure asked for is that shape (any fit will do);
+    a paper's contribution is only a likely answer (`tuning.preferred_fit`): the sentence that answers leads.
 
     When a sentence of some shape is wanted (`prefer`: a lead), an abstract's background - the sentences
     before it says what it contributes, with no figure of its own ("Large Language Models have achieved
-    remarkable progress ...") - counts `BACKGROUND` of its fit: it shares the question's broad words and
+    remarkable progress ...") - counts `tuning.background` of its fit: it shares the question's broad words and
     answers nothing the question asks. A supporting sentence may restate the asker's problem."""
     background = view.background if prefer is not None else set()  # a supporting sentence may restate the problem
-    counted = {id(c): BACKGROUND if id(c) in background else 1.0 for c in view.sentences if id(c) in score}
+    counted = {id(c): view.tuning.background if id(c) in background else 1.0 for c in view.sentences if id(c) in score}
     words = {key: score[key] * share for key, share in counted.items()}
     fit = {id(c): view.fit(c, score) * counted[id(c)] for c in view.sentences if id(c) in counted}
     ranked = sorted((c for c in view.sentences if id(c) in fit), key=lambda c: -fit[id(c)])
@@ -322,7 +319,7 @@ def other_names(question: str, views: list[EntryView], score: Scores) -> list[st
     return [cite(synonym.text, subject.entry_id)] if synonym is not None else []
 
 
-def name_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def name_answer(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
     """ "What is this called?": the concept's name first, its definition as the evidence."""
     if ASKS_FOR_ANOTHER_NAME.search(reading.lowered) and (also := other_names(reading.own_words, views, score)):
         return also
@@ -367,7 +364,9 @@ def technology_line(subject: str, views: list[EntryView]) -> Candidate | None:
     return None
 
 
-def definition_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def definition_answer(
+    reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings
+) -> list[str]:
     """ "What is X?": X's definition (and example); no entry for X but papers mention it: say so."""
     subject = reading.subject
     view = named(views, subject)
@@ -410,40 +409,33 @@ def definition_answer(reading: Reading, views: list[EntryView], score: Scores) -
     return lines
 
 
-# "what work is there on ...": a later paper is listed when it fits the question at least this share as well
-# as the first (0.5, as for a single answer's support, listed one paper for most such questions of
-# realistic-dev5 to -dev7 whose second gold paper the search had in its first four; 0.3 lists it)
-LISTED_CLOSE = 0.3
-PAPERS_LISTED = 4  # "what work is there on ...": the search's first papers, each that fits about as well as the best
-
-
-def papers_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def papers_answer(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
     """ "Which papers ...?", "is there work on ...?", "who has implemented ...?": each of the first
-    `PAPERS_LISTED` papers that fits the question well enough beside the best (`LISTED_CLOSE`), each with the
-    sentence that says what it contributes; the list is what was asked, so one paper is not the answer
+    `tuning.papers_listed` papers that fits the question well enough beside the best (`tuning.listed_close`),
+    each with the sentence that says what it contributes; the list is what was asked, so one paper is not the answer
     when the search found more."""
-    papers = [v for v in scored(views, score) if v.kind == "abstract"][:PAPERS_LISTED]
+    papers = [v for v in scored(views, score) if v.kind == "abstract"][: tuning.papers_listed]
     if not papers:
         return []
     top = entry_score(papers[0], score)
     lines: list[str] = []
     for view in papers:
-        if lines and entry_score(view, score) < LISTED_CLOSE * top:
+        if lines and entry_score(view, score) < tuning.listed_close * top:
             continue
-        sentence = best_sentence(view, score, CONTRIBUTION, PREFERRED_FIT)
+        sentence = best_sentence(view, score, CONTRIBUTION, tuning.preferred_fit)
         if sentence is not None:
             lines.append(cite(f"{view.title}: {sentence.text}", view.entry_id))
     return lines
 
 
-def how_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def how_answer(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
     """ "How does X work?": the best entry's contribution, then its method sentences in its own order, then
     a close alternative."""
     views = scored(views, score)
     if not views:
         return []
     top = views[0]
-    lead = best_sentence(top, score, CONTRIBUTION, PREFERRED_FIT)
+    lead = best_sentence(top, score, CONTRIBUTION, tuning.preferred_fit)
     if lead is None:
         return []
     # the paper's own method sentences, even those that share no word with the question
@@ -468,7 +460,7 @@ def best_for(text: str, views: list[EntryView]) -> EntryView | None:
     return best if overlap(best)[:2] != (0, 0) else None
 
 
-def compare_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def compare_answer(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
     """ "A vs B": each side's definition, or the sentence of a paper that speaks of it, side by side.
 
     A side with no concept page is said plainly, as for "what is X?", before the papers' sentences.
@@ -476,7 +468,7 @@ def compare_answer(reading: Reading, views: list[EntryView], score: Scores) -> l
     sides = reading.sides
     if not sides:
         described = reading.described_sides
-        return one_entry_per_side(described, views) if described else []
+        return one_entry_per_side(described, views, tuning) if described else []
     lines: list[str] = []
     unnamed: list[str] = []
     used: set[str] = set()
@@ -506,13 +498,13 @@ def compare_answer(reading: Reading, views: list[EntryView], score: Scores) -> l
     return lines
 
 
-def one_entry_per_side(sides: tuple[str, str], views: list[EntryView]) -> list[str]:
+def one_entry_per_side(sides: tuple[str, str], views: list[EntryView], tuning: OfflineAnswerSettings) -> list[str]:
     """Two approaches the asker described ("Option A: shard over CPU boxes ... Option B: a graph on GPU
     servers ..."): the search's first entry answers the side it fits better, and the entry among the
-    next ones (to `DESCRIBED_DEPTH`) that fits the other side best answers that one; each with its
+    next ones (to `tuning.described_depth`) that fits the other side best answers that one; each with its
     contribution and the sentence that fits its side best, in the order the question gave the sides.
     The whole question's search mixes both descriptions, so its first entry is about one side only."""
-    shown = views[:DESCRIBED_DEPTH]
+    shown = views[: tuning.described_depth]
     if not shown:
         return []
     candidates = [c for v in shown for c in v.sentences]
@@ -550,11 +542,11 @@ def speaks_of(subject: str, views: list[EntryView], score: Scores) -> tuple[Entr
 
 def focused_answer(
     prefer: re.Pattern[str], field: str | None = None
-) -> Callable[[Reading, list[EntryView], Scores], list[str]]:
+) -> Callable[[Reading, list[EntryView], Scores, OfflineAnswerSettings], list[str]]:
     """A caveat, an example or a figure: a concept page's own field (`Caveat: ...`) among the top
     entries first, else the best such sentence of the top two entries, leads."""
 
-    def compose(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+    def compose(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
         views = scored(views, score)
         prefix = field or "\0"  # no field: nothing starts with it
         for view in views[:3]:
@@ -566,7 +558,7 @@ def focused_answer(
                     else []
                 )
         for view in views[:2]:
-            if view is not views[0] and entry_score(view, score) < CLOSE * entry_score(views[0], score):
+            if view is not views[0] and entry_score(view, score) < tuning.close * entry_score(views[0], score):
                 break  # a cue word ("bottleneck") does not make a weaker entry the answer: say what the best one does
             sentence = best_sentence(view, score, prefer)
             if sentence is not None and prefer.search(sentence.text):
@@ -578,13 +570,13 @@ def focused_answer(
     return compose
 
 
-def problem_answer(reading: Reading, views: list[EntryView], score: Scores) -> list[str]:
+def problem_answer(reading: Reading, views: list[EntryView], score: Scores, tuning: OfflineAnswerSettings) -> list[str]:
     """A problem in the asker's words: the best entry's answer to it, then a close alternative."""
     views = scored(views, score)
     if not views:
         return [load_prompt("refusal")]
     top = views[0]
-    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None, PREFERRED_FIT)
+    lead = best_sentence(top, score, CONTRIBUTION if top.kind == "abstract" else None, tuning.preferred_fit)
     if lead is None:
         return [load_prompt("refusal")]
     lines = [cite(titled(top, lead), top.entry_id)]
@@ -597,14 +589,14 @@ def problem_answer(reading: Reading, views: list[EntryView], score: Scores) -> l
 
 
 def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | None]) -> list[str]:
-    """More of the answering entry, up to `ENTRY_SENTENCES` in all, closest to the question first (word score
+    """More of the answering entry, up to `tuning.entry_sentences` in all, closest to the question first (word score
     and meaning), each sharing a word with it: a lead and one support sentence left out most of the facts an
     asker wanted (fact recall 0.29-0.57 on the held-out sets; quoting three sentences 0.48-0.70,
     docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing."""
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
     rest.sort(key=lambda c: -view.fit(c, score))
-    return [cite(c.text, c.entry_id) for c in rest[: max(0, ENTRY_SENTENCES - len(quoted))]]
+    return [cite(c.text, c.entry_id) for c in rest[: max(0, view.tuning.entry_sentences - len(quoted))]]
 
 
 def titled(view: EntryView, sentence: Candidate) -> str:
@@ -625,13 +617,15 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
         return []
     top, best = views[0], entry_score(views[0], score)
     for view in views[1:3]:
-        if view.kind == top.kind and entry_score(view, score) >= CLOSE * best:
-            other = best_sentence(view, score, CONTRIBUTION if view.kind == "abstract" else None, PREFERRED_FIT)
+        if view.kind == top.kind and entry_score(view, score) >= top.tuning.close * best:
+            other = best_sentence(
+                view, score, CONTRIBUTION if view.kind == "abstract" else None, view.tuning.preferred_fit
+            )
             return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
     return []
 
 
-COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores], list[str]]] = {
+COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores, OfflineAnswerSettings], list[str]]] = {
     "name": name_answer,
     "definition": definition_answer,
     "papers": papers_answer,
@@ -657,5 +651,7 @@ class ExtractiveChatModel(DataReplyModel):
     def _llm_type(self) -> str:
         return "extractive"
 
+    tuning: OfflineAnswerSettings = Field(default_factory=OfflineAnswerSettings)  # `Settings.offline_answer`
+
     def answer(self, reading: Reading, packed: Packed) -> str:
-        return extract_answer(reading, packed.blocks)
+        return extract_answer(reading, packed.blocks, self.tuning)

@@ -10,15 +10,12 @@ reader then stops and notes why. The thresholds are far above what an answer rep
 
 from __future__ import annotations
 
-import re
-
 LINE_REPEATS = 3  # the same line (of at least MIN_LINE_CHARS) this many times
 MIN_LINE_CHARS = 12
 MIN_LOOP_WORDS = 24  # a run of words repeated back to back must cover at least this many words ...
 MIN_LOOP_REPEATS = 5  # ... in at least this many repeats (an answer may say one sentence four times)
 MAX_PERIOD = 40  # words in the longest repeated run looked for
 TAIL_CHARS = 4000  # of the reply's end searched for a loop: room for MAX_PERIOD words x MIN_LOOP_REPEATS
-_WORD = re.compile(r"\S+")
 
 
 def _normal(line: str) -> str:
@@ -50,7 +47,7 @@ class Repetition:
 
     def _looping_tail(self) -> bool:
         """Do the last words repeat one run of `period` words back to back, enough times?"""
-        words = [w.lower() for w in _WORD.findall(self._text[-TAIL_CHARS:])]
+        words = [w.lower() for w in self._text[-TAIL_CHARS:].split()]
         for period in range(1, MAX_PERIOD + 1):
             repeats = max(MIN_LOOP_REPEATS, -(-MIN_LOOP_WORDS // period))
             span = period * repeats
