@@ -194,6 +194,12 @@ class Settings:
             trusted_proxies=tuple(p.strip() for p in env.get("ASSISTANT_TRUSTED_PROXIES", "").split(",") if p.strip()),
         )
 
+    @property
+    def question_chars(self) -> int:
+        """Characters of a question worth reading: more than `question_tokens` tokens of any text (what the
+        chain reads of a question and a history turn, and what the UI keeps of a 50 MB paste)."""
+        return self.question_tokens * 16
+
     def with_(self, **changes) -> Settings:
         """A copy with some fields changed (the CLI's flags use this)."""
         return replace(self, **changes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import string
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import assistant
 from assistant.answer.prompts import available, load_prompt
 from assistant.cli.commands import main
 from assistant.settings import Settings
+from tests.conftest import REPO
 
 PLACEHOLDERS = {
     "answer_system": set(),
@@ -26,9 +28,39 @@ PLACEHOLDERS = {
 
 
 def test_public_names_are_pinned() -> None:
-    assert assistant.__all__ == ["Answer", "Assistant", "Citation", "Entry", "Settings", "Source", "ask"]
+    assert assistant.__all__ == [
+        "Answer",
+        "Assistant",
+        "AssistantError",
+        "Citation",
+        "Entry",
+        "KnowledgeStatus",
+        "Settings",
+        "SettingsError",
+        "Source",
+        "StreamCutOffError",
+        "ask",
+        "find_markers",
+        "plain_math",
+    ]
     for name in assistant.__all__:
         assert getattr(assistant, name) is not None
+
+
+# what the chat UI may still take from inside the package: serving markers, the stopword list its example
+# questions use, and log redaction; everything else comes through the public names above
+UI_INTERNALS = {"assistant.index.serving", "assistant.redaction", "assistant.text"}
+
+
+def test_the_ui_depends_on_the_public_names() -> None:
+    internal = set()
+    for path in (REPO / "ui").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("assistant."):
+                internal.add(node.module)
+            if isinstance(node, ast.Import):
+                internal |= {a.name for a in node.names if a.name.startswith("assistant.")}
+    assert internal <= UI_INTERNALS, sorted(internal - UI_INTERNALS)
 
 
 def test_import_is_cheap_and_does_nothing() -> None:

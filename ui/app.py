@@ -16,10 +16,8 @@ from typing import Any
 
 import gradio as gr
 
-from assistant.assistant import Assistant
-from assistant.errors import SettingsError
+from assistant import Assistant, Settings, SettingsError
 from assistant.index.serving import mark_serving, unmark_serving
-from assistant.settings import Settings
 from ui.auth import ClientAddressMiddleware, LoginThrottle, trusted_proxies_for_launch
 from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER

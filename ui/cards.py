@@ -9,8 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from assistant.knowledge.math_text import plain_math
-from assistant.types import Entry
+from assistant import Entry, plain_math
 from ui.render import KIND_LABELS, esc
 
 PLACEHOLDER = (

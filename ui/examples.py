@@ -20,10 +20,10 @@ part-of-speech tagger, only the knowledge's own wording:
 A team's documents have neither concepts nor paper titles; their sections' headings say what they
 answer. A heading that is a question ("What is Feast?") is asked as written; one that says how to do
 something is asked as "How do I ...?": "How to drain a node", "Draining a node" and "Drain a node" all
-give "How do I drain a node?" (a verb followed by a function word: "Run modes" may name a thing). A first word counts as a verb
-when the knowledge writes it after "to" ("to use"), the same own-wording test as above. One question per document, so
-the examples span the knowledge; a small knowledge whose headings ask nothing gets "What does the
-<document> say about <heading>?" for short headings.
+give "How do I drain a node?". A first word counts as a verb when the knowledge writes it after "to"
+("to drain"), the same own-wording test as above, and a function word follows it ("Run modes" may
+name a thing). One question per document, so the examples span the knowledge; a small knowledge
+whose headings ask nothing gets "What does the <document> say about <heading>?" for short headings.
 
 The choice depends only on the entries, so the same knowledge always shows the same examples.
 """
@@ -36,8 +36,8 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import pairwise
 
+from assistant import Entry
 from assistant.text import POINTER_PHRASES, STOPWORDS
-from assistant.types import Entry
 
 COUNT = 4  # example buttons shown
 CONCEPTS = 2  # of them "What is ...?" when there are enough concepts and papers

@@ -13,11 +13,8 @@ import traceback
 
 import gradio as gr
 
-from assistant.answer.models import StreamCutOffError
-from assistant.assistant import Assistant
-from assistant.errors import AssistantError
+from assistant import Answer, Assistant, AssistantError, Source, StreamCutOffError
 from assistant.redaction import redact
-from assistant.types import Answer, Source
 from ui import render
 from ui.cards import PLACEHOLDER, entry_card
 from ui.events import NO_EVENT, ChatEvent, turn_index
@@ -135,10 +132,8 @@ class ChatHandlers:
             self._release(key)
 
     def _respond(self, question: str, session: Session, filter_label: str):
-        from assistant.answer.chain import question_chars  # the chain (and LangChain) is loaded by now
-
         # what the turn keeps and the chat shows is bounded like what the chain reads (a 50 MB paste)
-        question = (question if isinstance(question, str) else "")[: question_chars(self.assistant.settings)]
+        question = (question if isinstance(question, str) else "")[: self.assistant.settings.question_chars]
         kind = FILTERS.get(filter_label)
         history = session.history()
         turn = Turn(question.strip(), kind=kind)

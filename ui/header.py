@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from assistant.types import KnowledgeStatus
+from assistant import KnowledgeStatus
 from ui.render import esc
 
 TITLE = "ML systems assistant"

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.verify.citations import find_markers
+from assistant import find_markers
 from ui.render import number_citations, ordered_citations
 from ui.session import Turn
 

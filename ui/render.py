@@ -13,9 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assistant.knowledge.math_text import plain_math
-from assistant.types import Answer, Citation
-from assistant.verify.citations import find_markers
+from assistant import Answer, Citation, find_markers, plain_math
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assistant.types import Answer, Source
+from assistant import Answer, Source
 
 
 @dataclass

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from assistant.knowledge.math_text import plain_math
-from assistant.types import Source
+from assistant import Source, plain_math
 from ui.render import cite_classes, esc
 
 SCOPES = {None: "all the knowledge", "concept": "concepts only", "abstract": "paper abstracts only"}

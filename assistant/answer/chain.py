@@ -63,7 +63,7 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     """
     if not isinstance(question, str):
         raise AssistantError("The question must be text - type a question")
-    limit = question_chars(settings)
+    limit = settings.question_chars
     question = question.lstrip()
     text = one_line(question[:limit])  # a 50 MB question is not read (nor echoed) past what is used
     if not text:
@@ -73,11 +73,6 @@ def clean_question(question: str, settings: Settings) -> Prepared:
         text = truncate_tokens(text, settings.question_tokens).strip()
         notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
     return Prepared(text, text, notes)
-
-
-def question_chars(settings: Settings) -> int:
-    """Characters of a question worth reading: more than `question_tokens` tokens of any text."""
-    return settings.question_tokens * 16
 
 
 def one_line(text: str) -> str:
@@ -104,7 +99,7 @@ def clean_history(history: History, settings: Settings) -> History:
     """
     out: History = []
     for role, text in history:
-        text = one_line(str(text)[: question_chars(settings)])
+        text = one_line(str(text)[: settings.question_chars])
         if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
             text = truncate_tokens(text, settings.question_tokens).strip()
         out.append((role, text))
