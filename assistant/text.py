@@ -170,12 +170,82 @@ def clean(text: str) -> str:
 
 
 def without_parenthesis(title: str) -> str:
-    """A title without its parenthesised alias or qualifier: "rank (Tensor)" -> "rank", "GAN" unchanged."""
-    return re.sub(r"\s*\([^)]*\)", "", title)
+    """A title without its parenthesised alias or qualifier: "rank (Tensor)" -> "rank", "GAN" unchanged.
+
+    What `re.sub(r"\\s*\\([^)]*\\)", "", title)` gives, in one pass: that pattern is quadratic on
+    a long run of spaces or of unclosed `(`."""
+    out: list[str] = []
+    position = 0
+    while True:
+        opening = title.find("(", position)
+        closing = title.find(")", opening + 1) if opening >= 0 else -1
+        if closing < 0:
+            break
+        start = opening
+        while start > position and title[start - 1].isspace():
+            start -= 1
+        out.append(title[position:start])
+        position = closing + 1
+    out.append(title[position:])
+    return "".join(out)
+
+
+def parenthesised(title: str) -> list[str]:
+    """The text inside each `(...)` of a title, as `re.findall(r"\\(([^)]+)\\)", title)` finds it, in one pass."""
+    found: list[str] = []
+    position = 0
+    while True:
+        opening = title.find("(", position)
+        closing = title.find(")", opening + 1) if opening >= 0 else -1
+        if closing < 0:
+            return found
+        if closing > opening + 1:
+            found.append(title[opening + 1 : closing])
+            position = closing + 1
+        else:  # "()": nothing inside; look on after the "("
+            position = opening + 1
 
 
 def strip_tags(text: str) -> str:
-    return re.sub(r"<[^>]+>", "", text)
+    """Text without its `<...>` tags, as `re.sub(r"<[^>]+>", "", text)` gives it, in one pass: that
+    pattern is quadratic on unclosed `<` (5 KB of `<` took seconds, 200 KB a minute)."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    position = 0
+    while True:
+        opening = text.find("<", position)
+        closing = text.find(">", opening + 1) if opening >= 0 else -1
+        if closing < 0:
+            break
+        if closing == opening + 1:  # "<>" is not a tag
+            out.append(text[position : opening + 1])
+            position = opening + 1
+            continue
+        out.append(text[position:opening])
+        position = closing + 1
+    out.append(text[position:])
+    return "".join(out)
+
+
+MAX_SYMBOL_RUN = 200  # a longer run of punctuation (no letter, digit or space) is shortened to this, then "…"
+_SYMBOL_RUN = re.compile(rf"[^\w\s]{{{MAX_SYMBOL_RUN + 1},}}")
+
+
+def shorten_symbol_runs(text: str) -> tuple[str, int]:
+    """The text with every run of more than MAX_SYMBOL_RUN punctuation characters (5 KB of `<`, a 300-`=`
+    rule) cut to MAX_SYMBOL_RUN, its last one "…", and how many runs were cut. The encoder reads each such
+    character as a word piece of its own, so such a run would fill chunks with nothing to find."""
+    if len(text) <= MAX_SYMBOL_RUN:
+        return text, 0
+    cut = 0
+
+    def shorten(match: re.Match[str]) -> str:
+        nonlocal cut
+        cut += 1
+        return match.group()[: MAX_SYMBOL_RUN - 1] + "…"
+
+    return _SYMBOL_RUN.sub(shorten, text), cut
 
 
 def slugify(term: str) -> str:

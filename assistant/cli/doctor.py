@@ -1,10 +1,12 @@
 """`assistant doctor`: check an index home, say what is wrong and the one command that fixes it.
 
 It only reads: the manifest, the entries and lexical files of the committed generation, leftover
-files of other generations, and Chroma (every id of the collection, compared with the committed
-chunks, and a few searches by stored vectors). The knowledge is never touched, by the checks or
-by the fixes they name. Chroma is read in a child process: its HNSW reader can crash the process
-(SIGSEGV) on a damaged file, and that crash is itself the diagnosis.
+files of other generations, Chroma (every id of the collection, compared with the committed
+chunks, and a few searches by stored vectors), and the knowledge the home follows, read as a sync
+reads it, so that a file a sync skips (a protected PDF, a link out of the folder) is named with its
+reason: the index is not healthy while a file is left out. The knowledge is never changed, by the
+checks or by the fixes they name. Chroma is read in a child process: its HNSW reader can crash the
+process (SIGSEGV) on a damaged file, and that crash is itself the diagnosis.
 """
 
 from __future__ import annotations
@@ -41,8 +43,33 @@ class Check:
         return f"{'ok' if self.ok else 'problem'}: {self.name}: {self.detail}"
 
 
+MAX_LISTED = 20  # skipped files and notes named one a line; the rest are counted
+
+
 def diagnose(settings: Settings) -> list[Check]:
-    """Every check, in order; a failed check that makes the later ones meaningless ends the list."""
+    """Every check of the index, in order (a failed check that makes the later ones meaningless ends
+    them), then a line for each knowledge file a sync skips or reads only in part."""
+    return [*index_checks(settings), *knowledge_checks(settings)]
+
+
+def knowledge_checks(settings: Settings) -> list[Check]:
+    """A failed check for each knowledge file a sync skips, with its reason; an ok line for each read
+    only in part (a note: pages without text, a section cut at a bound)."""
+    from assistant.knowledge.corpus import load_corpus
+
+    corpus = load_corpus(settings.knowledge, follow_links=settings.follow_links)
+    checks = [Check("skipped", False, str(problem)) for problem in corpus.problems[:MAX_LISTED]]
+    if len(corpus.problems) > MAX_LISTED:
+        more = len(corpus.problems) - MAX_LISTED
+        checks.append(Check("skipped", False, f"and {more} more: `{SYNC}` lists them all"))
+    checks += [Check("read in part", True, note) for note in corpus.notes[:MAX_LISTED]]
+    if len(corpus.notes) > MAX_LISTED:
+        checks.append(Check("read in part", True, f"and {len(corpus.notes) - MAX_LISTED} more"))
+    return checks
+
+
+def index_checks(settings: Settings) -> list[Check]:
+    """The checks of the index home and Chroma."""
     checks: list[Check] = []
     root = Path(settings.home) / "index"
     running = holder(root / LOCK_NAME)

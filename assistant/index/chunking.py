@@ -52,8 +52,7 @@ class Chunker:
             parts = [(entry.kind, "", split_sentences(entry.text))]
         out: list[Chunk] = []
         for field, label, sentences in parts:
-            title = truncate_tokens(entry.title, self.max_tokens // 2)  # a huge title must not crowd out the text
-            head = f"{title} — {label}" if label else title
+            head = self.bounded_head(entry.title, label)
             for number, body in enumerate(self.pack(head, sentences, joiner)):
                 out.append(Chunk(f"{entry.id}::{field}:{number}", entry.id, entry.kind, entry.title, field, body))
         for number, description in enumerate(descriptions_of(entry)):
@@ -156,14 +155,82 @@ class Chunker:
         bodies.append(current)
         return [head + joiner.join(body) for body in bodies]
 
+    def bounded_head(self, title: str, label: str = "") -> str:
+        """What every chunk of an entry starts with: its title (and label), kept to half of each budget.
+
+        Half the tokens, and half the encoder's word pieces: a title of 300 `=` is short in tokens but
+        300 word pieces, more than the encoder reads, which left room for one character of text a chunk.
+        """
+        title = truncate_tokens(title, self.max_tokens // 2)  # a huge title must not crowd out the text
+        head = f"{title} — {label}" if label else title
+        if self.fits is None:
+            return head
+        room = (self.fits.limit - self.fits.special) // 2
+        if self.fits.pieces([head])[0] <= room:
+            return head
+        low, high = 0, len(title)  # the longest cut of the title whose head fits, by binary search
+        while low < high:
+            middle = (low + high + 1) // 2
+            cut = title[:middle].rstrip() + "…"
+            if self.fits.pieces([f"{cut} — {label}" if label else cut])[0] <= room:
+                low = middle
+            else:
+                high = middle - 1
+        title = title[:low].rstrip() + "…"
+        return f"{title} — {label}" if label else title
+
     def within(self, text: str, limit: int) -> bool:
         return count_tokens(text) <= limit and (self.fits is None or self.fits(text))
 
     def cut(self, sentence: str, budget: int, head: str) -> list[str]:
-        """A sentence longer than the budget is split into word runs that fit (characters if need be)."""
+        """A sentence longer than the budget is split into word runs that fit (characters if need be).
+
+        Words are counted once and their counts summed (tokens and word pieces never span the single
+        spaces that join them, as in `_pack_counted`); the runs that come out are checked whole, and a
+        sentence whose sums were off is cut again the slow way (`_cut_exact`), which gives the same runs.
+        Counting every growing run whole made a long line of short words quadratic.
+        """
         limit = budget + count_tokens(head)
         if self.within(head + sentence, limit):
             return [sentence]
+        words = sentence.split()
+        counter = self.fits
+        head_tokens = count_tokens(head)
+        head_pieces = counter.pieces([head])[0] if counter is not None else 0
+        piece_limit = counter.limit - counter.special if counter is not None else 0
+        pieces_of = counter.pieces(words) if counter is not None else [0] * len(words)
+        runs: list[str] = []
+        whole: list[str] = []  # runs made of whole words, to check
+        current: list[str] = []
+        tokens = pieces = 0
+        for word, word_pieces in zip(words, pieces_of, strict=True):
+            alone = count_tokens(word)
+            if head_tokens + alone > limit or (counter is not None and head_pieces + word_pieces > piece_limit):
+                if current:
+                    runs.append(" ".join(current))
+                    whole.append(runs[-1])
+                    current = []
+                runs.extend(self.cut_characters(word, head, limit))
+                continue
+            after = count_tokens(" " + word)
+            if current and (tokens + after > limit or (counter is not None and pieces + word_pieces > piece_limit)):
+                runs.append(" ".join(current))
+                whole.append(runs[-1])
+                current = []
+            if current:
+                tokens, pieces = tokens + after, pieces + word_pieces
+            else:
+                tokens, pieces = head_tokens + alone, head_pieces + word_pieces
+            current.append(word)
+        if current:
+            runs.append(" ".join(current))
+            whole.append(runs[-1])
+        if all(self.within(head + run, limit) for run in whole):
+            return runs
+        return self._cut_exact(sentence, head, limit)
+
+    def _cut_exact(self, sentence: str, head: str, limit: int) -> list[str]:
+        """The reference cut: every candidate run is tokenized whole."""
         pieces: list[str] = []
         current: list[str] = []
         for word in sentence.split():
@@ -182,10 +249,17 @@ class Chunker:
         return pieces
 
     def cut_characters(self, text: str, head: str, limit: int) -> list[str]:
-        """The longest character prefixes that fit, found by binary search."""
+        """The longest character prefixes that fit, found by binary search.
+
+        The search starts from a doubling probe (64, 128, ... characters), so cutting a long word costs
+        about as many characters tokenized as it has, not its whole length for every piece.
+        """
         pieces = []
         while text:
-            low, high = 1, len(text)
+            probe = 64
+            while probe < len(text) and self.within(head + text[:probe], limit):
+                probe *= 2
+            low, high = max(1, probe // 2) if probe > 64 else 1, min(probe, len(text))
             while low < high:
                 middle = (low + high + 1) // 2
                 if self.within(head + text[:middle], limit):

@@ -50,8 +50,12 @@ class Family:
 # --- parsing --------------------------------------------------------------------------------
 
 
+MAX_HEADER_CHARS = 300  # a longer first line is no `Section · ID` header (and the lazy match would be quadratic)
+
+
 def is_concept_page(first_line: str) -> bool:
-    return CONCEPT_HEADER.match(first_line.strip()) is not None
+    line = first_line.strip()
+    return len(line) <= MAX_HEADER_CHARS and "·" in line and CONCEPT_HEADER.match(line) is not None
 
 
 def parse_concept_page(text: str, source: str) -> Entry | Problem:
@@ -115,7 +119,7 @@ def parse_context_line(line: str) -> dict[str, Any]:
         if name == "level":
             out[name] = value
         else:
-            out[name] = [v.strip() for v in re.split(r"\s+·\s+|;\s*|,\s*", value) if v.strip()]
+            out[name] = [v.strip() for v in re.split(r"(?<!\s)\s+·\s+|;\s*|,\s*", value) if v.strip()]
     return out
 
 

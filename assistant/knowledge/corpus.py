@@ -29,7 +29,7 @@ from assistant.knowledge.markdown_reader import read_markdown
 from assistant.knowledge.paper_links import linked_paper
 from assistant.knowledge.pdf_reader import PdfProblem, read_pdf
 from assistant.knowledge.text_reader import read_text_document
-from assistant.text import clean, slugify, strip_tags, without_parenthesis
+from assistant.text import clean, parenthesised, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -54,7 +54,7 @@ class Corpus:
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     asked_as: list[tuple[str, list[str], str]] = field(default_factory=list)  # entry id, descriptions, path:line
-    notes: list[str] = field(default_factory=list)  # read, but not whole (a PDF's pages without text)
+    notes: list[str] = field(default_factory=list)  # read, but not whole (pages without text, a bound's cut)
     ignored: int = 0  # files a .assistantignore names
 
     def add(self, entry: Entry) -> None:
@@ -136,12 +136,48 @@ def virtual_tree(path: Path) -> bool:
     return any(resolved == Path(root) or Path(root) in resolved.parents for root in VIRTUAL_ROOTS)
 
 
-def walk_files(root: Path, corpus: Corpus) -> list[Path]:
+FOLLOW_LINKS_SETTING = "ASSISTANT_FOLLOW_LINKS=on"
+
+
+def leaves(path: Path, folder: Path) -> str | None:
+    """Where a link leads when that is outside `folder` (resolved: through links to links and
+    folder links on the way, `..` included), "" for a broken link, None for a link that stays inside
+    (or a path that is no link)."""
+    if not path.is_symlink():
+        return None
+    target = Path(os.path.realpath(path))
+    if not target.exists():
+        return ""
+    home = Path(os.path.realpath(folder))
+    return None if target == home or home in target.parents else target.as_posix()
+
+
+def link_problem(path: Path, target: str, where: str, follow_links: bool) -> Problem | None:
+    """The problem a link to a file is (`target` from `leaves`, `where` names the folder it leaves), or
+    None when it is to be read: any that leads to a file when `follow_links` is set. A broken link is
+    always a problem."""
+    shown = display_path(path)
+    if target == "":
+        return Problem(shown, 0, "a broken link (it leads to nothing) - skipped", damaged=False)
+    if follow_links:
+        return None
+    return Problem(
+        shown,
+        0,
+        f"a link to {target}, outside {where} - not followed, so nothing outside the folder is "
+        f"read unasked; copy the file in, or set {FOLLOW_LINKS_SETTING} to follow such links",
+        damaged=False,
+    )
+
+
+def walk_files(root: Path, corpus: Corpus, follow_links: bool = False) -> list[Path]:
     """Every regular file under a folder, sorted; a subfolder that cannot be listed is a problem.
 
     The problem is `damaged`, so entries indexed from that folder before are kept, not removed.
     Files a `.assistantignore` names are left out (and counted); FIFOs, sockets and devices are
     problems, never opened; virtual file systems (/proc, /sys, /dev) inside the folder are not walked.
+    A link to a file outside the folder is a problem, never opened, unless `follow_links`; a link to
+    a file inside it is read; folder links are never walked (one that leads outside is listed).
     """
 
     def unreadable(error: OSError) -> None:
@@ -156,12 +192,24 @@ def walk_files(root: Path, corpus: Corpus) -> list[Path]:
         here = Path(folder)
         subfolders[:] = [s for s in subfolders if not s.startswith(".") and not virtual_tree(here / s)]
         ignore = ignore_rules(here, root)
+        for name in list(subfolders):  # os.walk lists a link to a folder as a folder, and does not walk it
+            path = here / name
+            target = leaves(path, root)
+            if target and not ignore.matches(path):
+                outside = f"outside {display_path(root)}"
+                message = f"a link to the folder {target}, {outside} - not followed (folder links never are)"
+                corpus.problems.append(Problem(display_path(path), 0, message, damaged=False))
         for name in names:
             path = here / name
             if name.startswith("."):
                 continue
             if ignore.matches(path):
                 corpus.ignored += 1
+                continue
+            target = leaves(path, root)
+            problem = link_problem(path, target, display_path(root), follow_links) if target is not None else None
+            if problem is not None:
+                corpus.problems.append(problem)
                 continue
             odd = not_regular(path)
             if odd:
@@ -171,10 +219,14 @@ def walk_files(root: Path, corpus: Corpus) -> list[Path]:
     return sorted(found)
 
 
-def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[tuple[Path, str]]:
+def iter_knowledge_files(
+    paths: Iterable[Path], corpus: Corpus, follow_links: bool = False
+) -> Iterator[tuple[Path, str]]:
     """(file, its path relative to the knowledge path it was found under) for every file to read, sorted.
 
-    A missing path, a FIFO, device or virtual tree, and an unknown file type are problems.
+    A missing path, a FIFO, device or virtual tree, and an unknown file type are problems; so is a link
+    out of its folder (see `walk_files`), a named file included: a link named as knowledge is read
+    when it leads to a file in the folder the link is in.
     """
     for root in paths:
         if virtual_tree(root):
@@ -189,8 +241,14 @@ def iter_knowledge_files(paths: Iterable[Path], corpus: Corpus) -> Iterator[tupl
             corpus.problems.append(Problem(display_path(root), 0, f"{odd} - skipped, never read", damaged=False))
             continue
         if root.is_dir():
-            candidates = [(path, path.relative_to(root).as_posix()) for path in walk_files(root, corpus)]
+            candidates = [(path, path.relative_to(root).as_posix()) for path in walk_files(root, corpus, follow_links)]
         elif root.is_file():
+            target = leaves(root, root.parent)
+            where = "the folder it is in"
+            problem = link_problem(root, target, where, follow_links) if target is not None else None
+            if problem is not None:
+                corpus.problems.append(problem)
+                continue
             candidates = [(root, root.name)]
         else:
             corpus.problems.append(
@@ -247,10 +305,15 @@ def read_text(path: Path, corpus: Corpus, limit: int | None = None) -> str | Non
         return None
 
 
-def load_corpus(paths: Iterable[Path]) -> Corpus:
-    """Read every knowledge file under `paths` into one Corpus."""
+def load_corpus(paths: Iterable[Path], follow_links: bool = False) -> Corpus:
+    """Read every knowledge file under `paths` into one Corpus.
+
+    Nothing a file holds stops the rest: whatever a reader raises is a problem naming the file, and
+    the entries indexed from it before are kept. `follow_links` reads links to files outside the
+    folder they are in (ASSISTANT_FOLLOW_LINKS); by default they are listed and never opened.
+    """
     corpus = Corpus()
-    for path, relative in iter_knowledge_files([Path(p) for p in paths], corpus):
+    for path, relative in iter_knowledge_files([Path(p) for p in paths], corpus, follow_links):
         shown = display_path(path)
         corpus.files.append(shown)
         try:
@@ -262,6 +325,15 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
                 else (f"cannot read the file ({error.strerror or type(error).__name__})")
             )
             corpus.problems.append(Problem(shown, 0, f"{reason} - its entries are kept as they were"))
+        except Exception as error:  # a reader's bug or a library's on a hostile file: this file only
+            message = " ".join(str(error).split())[:160]
+            corpus.problems.append(
+                Problem(
+                    shown,
+                    0,
+                    f"cannot read the file ({type(error).__name__}: {message}) - its entries are kept as they were",
+                )
+            )
     attach_descriptions(corpus)
     return corpus
 
@@ -319,28 +391,29 @@ def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = Non
 def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None:
     """A Markdown, HTML or PDF file as one entry per section."""
     suffix = path.suffix.lower()
+    notes: list[str] = []  # what a reader's bounds cut
     if suffix == ".pdf":
         data = read_bytes(path, corpus, MAX_DOCUMENT_BYTES)
         if data is None:
             return
         try:
-            document, empty = read_pdf(data)
+            document, notes = read_pdf(data)
         except PdfProblem as problem:
             corpus.problems.append(Problem(shown, 0, str(problem)))
             return
-        if empty:
-            corpus.notes.append(f"{shown}: {empty} page(s) without text left out (scanned pages need OCR)")
+        corpus.notes.extend(f"{shown}: {note}" for note in notes)
         add_document(document, relative, shown, corpus)
         return
     text = read_text(path, corpus, MAX_DOCUMENT_BYTES)
     if text is None:
         return
-    document = read_markdown(text) if suffix in MARKDOWN_SUFFIXES else read_html(text)
+    document = read_markdown(text, notes) if suffix in MARKDOWN_SUFFIXES else read_html(text, notes)
+    corpus.notes.extend(f"{shown}: {note}" for note in notes)
     add_document(document, relative, shown, corpus)
 
 
 def add_document(document: Document, relative: str, shown: str, corpus: Corpus) -> None:
-    entries = document_entries(document, relative, shown)
+    entries = document_entries(document, relative, shown, corpus.notes)
     if not entries:
         corpus.problems.append(Problem(shown, 0, "no text in the document - nothing to index", damaged=False))
     for entry in entries:
@@ -510,7 +583,7 @@ def glossary_entries(records: list[tuple[int, dict[str, Any]]], shown: str, corp
             corpus.problems.append(Problem(shown, number, "expected a glossary record with 'term' and 'definition'"))
             continue
         title = clean(strip_tags(term))
-        aliases = re.findall(r"\(([^)]+)\)", title)
+        aliases = parenthesised(title)
         entry_id = f"glossary:{slugify(title)}"
         base = without_parenthesis(title)
         for key in (title, base, *aliases):

@@ -3,25 +3,37 @@
 The title is `<title>`, else a first `<h1>` that opens the page, else the file name. Scripts, styles
 and templates are left out; block elements end a line, so list items and table rows stay apart.
 Line numbers are those of the heading in the file, for the citation's source.
+
+The parser is fed SLICE characters at a time, so reading is bounded: the standard library's parser
+(before Python 3.11.13) rescans everything after a `<` that never closes, once for every `<` in it, so
+5 KB of `<div ` took a second and 60 KB took 13 s. Whatever waits unclosed for more than MAX_PENDING
+characters with more than MAX_PENDING_TAGS `<` in it (tag soup, not a long attribute such as an inline
+image) is read as text, and the parser stops at the slice after READ_SECONDS; each is a note.
 """
 
 from __future__ import annotations
 
+import time
 from html.parser import HTMLParser
 
-from assistant.knowledge.documents import SEPARATOR, Document, Section
+from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
 
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 SKIPPED = {"script", "style", "template", "noscript", "svg"}
 BLOCKS = {"p", "div", "li", "tr", "br", "pre", "blockquote", "section", "article", "dd", "dt", "table", "ul", "ol"}
+SLICE = 65_536  # characters fed to the parser at a time
+MAX_PENDING = 65_536  # characters the parser may hold unclosed while reading; at the end, 4,096
+MAX_PENDING_TAGS = 64  # `<` in what it holds: more is tag soup
 
 
 class _SectionParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.title = ""
+        self.title_parts: list[str] = []  # text of a <title> being read (joined once: `+=` per piece was quadratic)
         self.sections: list[Section] = []
-        self.heading, self.start, self.body = "", 1, [""]
+        self.heading, self.start = "", 1
+        self.body: list[list[str]] = [[]]  # lines of the section being read, each as the pieces of text it got
         self.parents: list[tuple[int, str]] = []
         self.skipping = 0
         self.in_title = False
@@ -37,54 +49,90 @@ class _SectionParser(HTMLParser):
             self.in_heading = (int(tag[1]), self.getpos()[0])
             self.heading_words = []
         elif tag in BLOCKS:
-            self.body.append("")
+            self.body.append([])
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "br":
-            self.body.append("")
+            self.body.append([])
 
     def handle_endtag(self, tag: str) -> None:
         if tag in SKIPPED:
             self.skipping = max(0, self.skipping - 1)
         elif tag == "title":
             self.in_title = False
+            self.flush_title()
         elif tag in HEADINGS and self.in_heading is not None:
             level, line = self.in_heading
             self.in_heading = None
             words = " ".join("".join(self.heading_words).split())
-            opening = not self.sections and not "".join(self.body).strip()
+            opening = not self.sections and not any("".join(line).strip() for line in self.body)
             if level == 1 and opening and (not self.title or self.title == words):
                 self.title, self.start = words, line
                 return
             self.end_section()
             self.parents = [(lv, h) for lv, h in self.parents if lv < level]
             self.heading = SEPARATOR.join([*(h for _, h in self.parents), words])
-            self.parents.append((level, words))
-            self.start, self.body = line, [""]
+            self.parents.append((level, words[:MAX_PARENT_CHARS]))
+            self.start, self.body = line, [[]]
         elif tag in BLOCKS:
-            self.body.append("")
+            self.body.append([])
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
-            self.title += data
+            self.title_parts.append(data)
         elif self.skipping:
             return
         elif self.in_heading is not None:
             self.heading_words.append(data)
         else:
-            self.body[-1] += data
+            self.body[-1].append(data)
 
     def close_document(self) -> Document:
         self.end_section()
+        self.flush_title()
         return Document(" ".join(self.title.split()), self.sections)
 
+    def flush_title(self) -> None:
+        self.title += "".join(self.title_parts)
+        self.title_parts = []
+
     def end_section(self) -> None:
-        lines = [" ".join(part.split()) for part in self.body]
+        lines = [" ".join("".join(parts).split()) for parts in self.body]
         self.sections.append(Section(self.heading, "\n".join(line for line in lines if line), self.start))
 
 
-def read_html(text: str) -> Document:
+def unstick(parser: _SectionParser, limit: int) -> int:
+    """Read as text what the parser holds unclosed, when it is over `limit` characters of tag soup
+    (inside a script or style, where nothing is read, only the last characters are kept); 1 when it did."""
+    pending = parser.rawdata
+    if len(pending) <= limit:
+        return 0
+    if parser.cdata_elem is not None:  # waiting for </script> or </style>: their text is never read
+        parser.updatepos(0, len(pending) - 16)
+        parser.rawdata = pending[-16:]
+        return 0
+    if pending.count("<") <= MAX_PENDING_TAGS:  # one long tag (an inline image): it closes further on
+        return 0
+    parser.updatepos(0, len(pending))
+    parser.rawdata = ""
+    parser.handle_data(pending)
+    return 1
+
+
+def read_html(text: str, notes: list[str] | None = None) -> Document:
+    """The document of an HTML page; `notes` gets a line for each bound that cut the reading."""
     parser = _SectionParser()
-    parser.feed(text)
+    started = time.monotonic()
+    soup = 0
+    for start in range(0, len(text), SLICE):
+        if time.monotonic() - started > READ_SECONDS:
+            if notes is not None:
+                notes.append(f"read for over {READ_SECONDS:.0f} s: the last {len(text) - start:,} characters left out")
+            break
+        parser.feed(text[start : start + SLICE])
+        soup += unstick(parser, MAX_PENDING)
+    soup += unstick(parser, 4096)
     parser.close()
+    if soup and notes is not None:
+        notes.append(f"{soup:,} run(s) of tags that never close read as text")
     return parser.close_document()

@@ -4,21 +4,32 @@ The title is the front matter's `title:`, else a level-1 heading that opens the 
 name. A section's heading carries its parents below the title ("Install › Linux"), so two "Linux"
 sections under different parents read apart. Text is taken from the parsed tokens, so emphasis,
 links and tables read as plain words; code blocks are kept as they are written.
+
+A file over PIECE_CHARS characters is parsed in pieces that each start at a heading outside a code
+fence (else at a blank line, else wherever a line ends), so that reading can stop at the piece after
+READ_SECONDS with a note: markdown-it reads some punctuation at 20 µs a character, 50 MB in 15 minutes.
+A smaller file is parsed whole, as it always was.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from assistant.knowledge.documents import SEPARATOR, Document, Section
+from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
 from assistant.text import strip_tags
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
-FRONT_TITLE = re.compile(r"^title:\s*(?P<title>.+?)\s*$", re.M)
+# greedy to the line's end, then stripped: a lazy `.+?\s*$` is quadratic on a title with a long run of spaces
+FRONT_TITLE = re.compile(r"^title:\s*(?P<title>.+)$", re.M)
 BLOCK_ENDS = {"paragraph_close", "list_item_close", "tr_close", "blockquote_close", "heading_close"}
+PIECE_CHARS = 1_000_000  # a longer file is parsed in pieces, each at least this long (but for the last)
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t\r\n]|$)")
 
 _parser = MarkdownIt("commonmark").enable("table")
 
@@ -38,16 +49,53 @@ def inline_text(token: Token) -> str:
     return "".join(parts)
 
 
-def read_markdown(text: str) -> Document:
+def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[tuple[int, str]]:
+    """(lines before it, text) of each piece of the text to parse on its own: the whole text when it is at
+    most `size`; else pieces of at least `size` characters that start at a heading outside a code fence,
+    else (past twice `size`) at a blank line, else (past three times) at any line; a line longer than
+    `size` is cut into pieces of its own."""
+    if len(text) <= size:
+        yield 0, text
+        return
+    piece: list[str] = []
+    length = start = 0
+    fence = ""
+    for lines, line in enumerate(re.findall(r"[^\n]*\n|[^\n]+\Z", text)):  # lines as the parser counts them
+        opening = FENCE.match(line)
+        if length >= size and not fence:
+            starts_well = ATX_HEADING.match(line) or (length >= 2 * size and not line.strip()) or length >= 3 * size
+            if starts_well:
+                yield start, "".join(piece)
+                piece, length, start = [], 0, lines
+        if opening:
+            marks = opening.group(1)
+            if not fence:
+                fence = marks
+            elif marks[0] == fence[0] and len(marks) >= len(fence) and not line.strip().strip(marks[0]):
+                fence = ""
+        if len(line) > size:  # one endless line: in pieces of its own
+            if piece:
+                yield start, "".join(piece)
+            for cut in range(0, len(line), size):
+                yield lines, line[cut : cut + size]
+            piece, length, start = [], 0, lines + 1
+        else:
+            piece.append(line)
+            length += len(line)
+    if piece:
+        yield start, "".join(piece)
+
+
+def read_markdown(text: str, notes: list[str] | None = None) -> Document:
+    """The document of a Markdown file; `notes` gets a line when reading stopped at READ_SECONDS."""
     title = ""
     offset = 0  # lines of front matter, which the parser does not see
     front = FRONT_MATTER.match(text)
     if front:
         found = FRONT_TITLE.search(front["body"])
-        title = found["title"].strip("\"'") if found else ""
+        title = (found["title"].rstrip() or found["title"][:1]).strip("\"'") if found else ""
         offset = front.group().count("\n")
         text = text[front.end() :]
-    tokens = _parser.parse(text)
     sections: list[Section] = []
     heading, start = "", 1
     body: list[str] = []
@@ -56,33 +104,42 @@ def read_markdown(text: str) -> Document:
     def close() -> None:
         sections.append(Section(heading, "\n".join(p for p in body if p.strip()), start))
 
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.type == "heading_open":
-            level = int(token.tag[1:])
-            words = inline_text(tokens[i + 1]).strip()
-            line = (token.map[0] if token.map else 0) + 1 + offset
-            if level == 1 and not title and not sections and not "".join(body).strip():
-                title = words  # the document's own title: its text is the opening section
-                start = line
+    started = time.monotonic()
+    done = 0
+    for before, piece in pieces(text):
+        if time.monotonic() - started > READ_SECONDS:
+            if notes is not None:
+                notes.append(f"read for over {READ_SECONDS:.0f} s: the last {len(text) - done:,} characters left out")
+            break
+        done += len(piece)
+        tokens = _parser.parse(piece)
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.type == "heading_open":
+                level = int(token.tag[1:])
+                words = inline_text(tokens[i + 1]).strip()
+                line = (token.map[0] if token.map else 0) + 1 + offset + before
+                if level == 1 and not title and not sections and not "".join(body).strip():
+                    title = words  # the document's own title: its text is the opening section
+                    start = line
+                    i += 3
+                    continue
+                close()
+                parents = [(lv, h) for lv, h in parents if lv < level]
+                heading = SEPARATOR.join([*(h for _, h in parents), words])
+                parents.append((level, words[:MAX_PARENT_CHARS]))
+                start, body = line, []
                 i += 3
                 continue
-            close()
-            parents = [(lv, h) for lv, h in parents if lv < level]
-            heading = SEPARATOR.join([*(h for _, h in parents), words])
-            parents.append((level, words))
-            start, body = line, []
-            i += 3
-            continue
-        if token.type == "inline":
-            body.append(inline_text(token))
-        elif token.type in ("fence", "code_block"):
-            body.append(token.content.rstrip("\n"))
-        elif token.type == "html_block":
-            body.append(strip_tags(token.content))
-        elif token.type in BLOCK_ENDS and body and not body[-1].endswith("\n"):
-            body[-1] += "\n"
-        i += 1
+            if token.type == "inline":
+                body.append(inline_text(token))
+            elif token.type in ("fence", "code_block"):
+                body.append(token.content.rstrip("\n"))
+            elif token.type == "html_block":
+                body.append(strip_tags(token.content))
+            elif token.type in BLOCK_ENDS and body and not body[-1].endswith("\n"):
+                body[-1] += "\n"
+            i += 1
     close()
     return Document(title, sections)

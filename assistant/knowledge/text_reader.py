@@ -16,7 +16,6 @@ from assistant.knowledge.documents import Document, Section
 from assistant.text import slugify
 
 UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
-HASH_HEADING = re.compile(r"^#{1,6}\s+(?P<text>\S.*?)\s*#*\s*$")
 NUMBERED = re.compile(r"^(?:\d+[.)]|[A-Z][.)]|step\s+\d+[:.]?)\s+", re.I)
 MAX_HEADING_CHARS = 80
 GROUP_CHARS = 1500
@@ -39,14 +38,31 @@ def paragraphs(text: str) -> list[tuple[int, list[str]]]:
     return out
 
 
+def hash_heading(line: str) -> str | None:
+    """The text of a `#`-style heading line (`## Setup ##` -> `Setup`), else None.
+
+    What `^#{1,6}\\s+(?P<text>\\S.*?)\\s*#*\\s*$` matches, without the regular expression: its
+    lazy text before `\\s*#*\\s*` is cubic on a heading with a long run of spaces inside.
+    """
+    hashes = len(line) - len(line.lstrip("#"))
+    rest = line[hashes:]
+    if not 1 <= hashes <= 6 or not rest[:1].isspace():
+        return None
+    rest = rest.lstrip()
+    if not rest:
+        return None
+    text = rest.rstrip().rstrip("#").rstrip()
+    return text or rest[:1]
+
+
 def heading_of(block: list[str]) -> tuple[str, list[str]] | None:
     """(heading, rest of the block) when the block opens with a heading line, else None."""
     first = block[0].strip()
     if len(block) >= 2 and UNDERLINE.match(block[1]) and len(first) <= MAX_HEADING_CHARS:
         return first, block[2:]
-    hashed = HASH_HEADING.match(first)
-    if hashed:
-        return hashed["text"], block[1:]
+    hashed = hash_heading(first)
+    if hashed is not None:
+        return hashed, block[1:]
     looks_like = (
         len(first) <= MAX_HEADING_CHARS
         and not first.endswith((".", ",", ";", "?", "!"))
