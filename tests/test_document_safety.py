@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,21 @@ def test_files_named_in_cyrillic_or_japanese_are_documents_of_their_own_and_cite
         answer = bot.ask(question)
         assert [c.entry_id for c in answer.citations][:1] == [ids[name]], (name, answer.text, answer.citations)
         assert f"[{ids[name]}]" in answer.text
+
+
+def test_allowed_links_are_indexed_and_the_index_stays_current(tmp_path: Path) -> None:
+    """With ASSISTANT_FOLLOW_LINKS on, a sync reads a link out of the folder, and the next start does not
+    see it as a new file (the sync and the freshness check walk the folder the same way)."""
+    outside = tmp_path / "shared"
+    outside.mkdir()
+    (outside / "oncall.md").write_text("# On-call\n\nThe on-call rotation changes every Monday at 09:00.\n", "utf-8")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "readme.md").write_text("# Notes\n\nTeam notes about the cluster and its rotations.\n", "utf-8")
+    (folder / "oncall.md").symlink_to(outside / "oncall.md")
+    settings = Settings(home=tmp_path / "home", knowledge=(folder,), follow_links=True)
+    index = Index(settings)
+    index.sync(progress=False)
+    assert "doc:oncall.md#top" in index.entries
+    assert index.stale_reason() is None
+    assert Index(replace(settings, follow_links=False)).stale_reason() is not None  # the link now counts as gone

@@ -144,7 +144,7 @@ def describe(
             "or OPENAI_API_KEY, or ASSISTANT_MODEL=openai:<model>"
         )
     out = Path(out) if out is not None else default_out(settings)
-    corpus = load_corpus(settings.knowledge)
+    corpus = load_corpus(settings.knowledge, follow_links=settings.follow_links)
     todo, current = to_describe(corpus.entries, out)
     if limit is not None:
         todo = todo[:limit]

@@ -49,7 +49,7 @@ class LangChainRecipe:
         from langchain_core.documents import Document
         from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-        corpus = load_corpus(list(self.settings.knowledge))
+        corpus = load_corpus(list(self.settings.knowledge), follow_links=self.settings.follow_links)
         splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
         docs = [
             Document(page_content=f"{e.title}\n{e.text}", metadata={"entry_id": e.id}) for e in corpus.entries.values()

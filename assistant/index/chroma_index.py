@@ -193,7 +193,7 @@ class Index(ChromaConnection, SearchPrimitives):
         """
         if self.mismatch is not None:
             return None  # built with other settings: a sync would refuse; using it names the fix
-        return stale_reason(self.store.manifest(), self.settings.knowledge, self.own_file)
+        return stale_reason(self.store.manifest(), self.settings.knowledge, self.own_file, self.settings.follow_links)
 
     def own_file(self, path: Path) -> bool:
         """Whether `path` is one of the files this home's index wrote (never read as knowledge)."""
@@ -286,8 +286,10 @@ class Index(ChromaConnection, SearchPrimitives):
         self.store.sweep(self.generation)  # generation files a killed sync left behind
         roots = list(paths) if paths is not None else list(self.settings.knowledge)
         own = written_by_assistant(Path(self.settings.home))  # a home inside the knowledge: not knowledge
-        files = fingerprints(roots, own)  # before reading: a file edited during the sync looks changed next time
-        corpus = load_corpus(roots)
+        files = fingerprints(
+            roots, own, self.settings.follow_links
+        )  # before reading: a file edited during the sync looks changed next time
+        corpus = load_corpus(roots, follow_links=self.settings.follow_links)
         corpus.files = [name for name in corpus.files if not own(Path(name))]
         corpus.problems = [problem for problem in corpus.problems if not own(Path(problem.path))]
         report = SyncReport(

@@ -48,11 +48,14 @@ def fingerprint(path: Path) -> dict[str, Any] | None:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "sha256": digest}
 
 
-def fingerprints(paths: Iterable[Path], skip: Callable[[Path], bool] | None = None) -> Fingerprints:
+def fingerprints(
+    paths: Iterable[Path], skip: Callable[[Path], bool] | None = None, follow_links: bool = False
+) -> Fingerprints:
     """The fingerprint of every knowledge file under `paths`, by display path; `skip` leaves files out
-    (the index's own, when the home lies inside the knowledge)."""
+    (the index's own, when the home lies inside the knowledge); links out of a folder count only when
+    `follow_links` (ASSISTANT_FOLLOW_LINKS), as the sync reads them."""
     found: Fingerprints = {}
-    for path, _ in iter_knowledge_files([Path(p) for p in paths], Corpus()):
+    for path, _ in iter_knowledge_files([Path(p) for p in paths], Corpus(), follow_links):
         if skip is not None and skip(path):
             continue
         current = fingerprint(path)
@@ -87,10 +90,13 @@ def same_path(name: str) -> str:
 
 
 def stale_reason(
-    manifest: dict[str, Any] | None, knowledge: Sequence[Path], skip: Callable[[Path], bool] | None = None
+    manifest: dict[str, Any] | None,
+    knowledge: Sequence[Path],
+    skip: Callable[[Path], bool] | None = None,
+    follow_links: bool = False,
 ) -> str | None:
     """Why the committed index does not hold `knowledge` as it is on disk now, or None when it does;
-    `skip` as for `fingerprints`."""
+    `skip` and `follow_links` as for `fingerprints`."""
     wanted = knowledge_names(knowledge)
     if manifest is None or not manifest.get("entries"):
         return "the index is empty"
@@ -101,7 +107,7 @@ def stale_reason(
     if not isinstance(recorded, dict):
         return "the index does not record its files yet"
     current = set()
-    for path, _ in iter_knowledge_files([Path(p) for p in knowledge], Corpus()):
+    for path, _ in iter_knowledge_files([Path(p) for p in knowledge], Corpus(), follow_links):
         if skip is not None and skip(path):
             continue
         shown = display_path(path)
