@@ -89,7 +89,11 @@ def test_an_up_to_date_index_is_not_read_again_and_an_edit_syncs_only_what_chang
 
     parse = assistant.index.chroma_index.load_corpus
     parsed: list[object] = []
-    monkeypatch.setattr(assistant.index.chroma_index, "load_corpus", lambda paths: parsed.append(paths) or parse(paths))
+    monkeypatch.setattr(
+        assistant.index.chroma_index,
+        "load_corpus",
+        lambda paths, **options: parsed.append(paths) or parse(paths, **options),
+    )
     quiet = FakeEmbeddings()
     Assistant(settings, embedder=quiet)
     assert parsed == [] and quiet.embedded == 0  # no parse, no encoder: a stat of four files

@@ -45,7 +45,7 @@ from assistant.text import STOPWORDS, split_sentences, stem
 from assistant.tuning import SupportSettings
 from assistant.types import Entry
 from assistant.verify.clauses import clause_index, mixed_clauses
-from assistant.verify.instructions import is_instruction
+from assistant.verify.instructions import is_instruction, is_mention
 from assistant.verify.lexicon import (
     ACRONYMS,
     FRAMING,
@@ -351,7 +351,8 @@ def judge(claim: str, entry: Entry, similarity: Similarity | None, settings: Sup
         claim = claim[len(entry.title) + 1 :].strip() or claim
     said = " ".join(plain(claim).split()).casefold()
     for line in split_sentences(entry.text):  # a quoted sentence (the extractive model's answers) needs no checks
-        if line != entry.title and not is_instruction(line) and " ".join(plain(line).split()).casefold() == said:
+        quotable = not is_instruction(line) or is_mention(line)  # an example of an order may be quoted as such
+        if line != entry.title and quotable and " ".join(plain(line).split()).casefold() == said:
             return Judgement(line, 1.0)
     entry_view = view(entry.id, entry.title, entry.text, entry.kind)
     tokens = tokenize(claim)
