@@ -47,8 +47,7 @@ DATE_WORDS = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:quarter|week|month|year|today|tomorrow)\b",
     re.I,
 )
-
-
+# the dependency labels of a subject: an instruction's main verb has none of them
 SUBJECTS = frozenset({"nsubj", "nsubjpass", "expl", "csubj"})
 
 
