@@ -71,7 +71,7 @@ def wiki_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
         ("When do the new H100s arrive?", "doc:hardware-plan.pdf#page-1", "July"),
         ("How do I submit a Job to a specific LocalQueue?", "doc:queues.md#submit-a-job-to-a-localqueue", "label"),
         ("Which label selects the LocalQueue for a Job?", "doc:queues.md#submit-a-job-to-a-localqueue", "queue-name"),
-        ("Which field sets the queue of a JobSet?", "doc:queues.md#queue-field", "queueName"),
+        ("Which field sets the queue of a JobSet?", "doc:queues.md#queue-field", "set the .spec.queueName field"),
     ],
 )
 def test_values_stated_in_a_section_are_answered(wiki_bot: Assistant, question: str, cited: str, fact: str) -> None:

@@ -74,8 +74,9 @@ def canonical(raw: str, known: dict[str, str]) -> str | None:
 
 
 def claim_of(sentence: str) -> str:
-    """The sentence without its markers (and without the space a marker leaves behind)."""
-    text = re.sub(r"\s+([.,;:!?…])", r"\1", MARKER.sub("", sentence).replace(INVENTED, ""))
+    """The sentence without its markers (and without the space a marker leaves behind before a closing
+    stop; a dot that opens a word, `the .spec.queueName field`, keeps its space)."""
+    text = re.sub(r"\s+([.,;:!?…])(?!\w)", r"\1", MARKER.sub("", sentence).replace(INVENTED, ""))
     return re.sub(r"\s{2,}", " ", text).strip()
 
 
