@@ -3,7 +3,8 @@
 The title is the front matter's `title:`, else a level-1 heading that opens the file, else the file
 name. A section's heading carries its parents below the title ("Install › Linux"), so two "Linux"
 sections under different parents read apart. Text is taken from the parsed tokens, so emphasis,
-links and tables read as plain words; code blocks are kept as they are written.
+links and tables read as plain words; code blocks are kept as they are written; a site generator's
+tags and admonition markers are taken out first (`site_markup`).
 
 A file over PIECE_CHARS characters is parsed in pieces that each start at a heading outside a code
 fence (else at a blank line, else wherever a line ends), so that reading can stop at the piece after
@@ -21,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
+from assistant.knowledge.site_markup import FENCE, without_site_markup
 from assistant.text import strip_tags
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
@@ -28,7 +30,6 @@ FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\
 FRONT_TITLE = re.compile(r"^title:\s*(?P<title>.+)$", re.M)
 BLOCK_ENDS = {"paragraph_close", "list_item_close", "tr_close", "blockquote_close", "heading_close"}
 PIECE_CHARS = 1_000_000  # a longer file is parsed in pieces, each at least this long (but for the last)
-FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t\r\n]|$)")
 
 _parser = MarkdownIt("commonmark").enable("table")
@@ -96,6 +97,7 @@ def read_markdown(text: str, notes: list[str] | None = None) -> Document:
         title = (found["title"].rstrip() or found["title"][:1]).strip("\"'") if found else ""
         offset = front.group().count("\n")
         text = text[front.end() :]
+    text = without_site_markup(text)  # {% hint %}, {: .notice}, !!! note: the generator's, not the reader's
     sections: list[Section] = []
     heading, start = "", 1
     body: list[str] = []

@@ -1,0 +1,61 @@
+"""The markup a documentation site's generator reads and a reader of the page never sees, taken out.
+
+Documentation folders are written for a site generator, not for a Markdown parser alone: GitBook's
+`{% hint style="info" %}` and `{% code title="feature_store.yaml" %}`, Jekyll's Liquid `{{ site.x }}`
+and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, MkDocs' `!!! note
+"Title"` admonitions, Docusaurus' `:::tip` fences, and attribute lists after an image
+(`![](logo.png){ align="center" }`). Parsed as Markdown they become words of the section, and an
+answer quoted `{% code title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title,
+and what the tags wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start
+on the lines the file has, and fenced code is left as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+# one pattern for every inline form; each part is bounded, so a line of unclosed braces is read once
+TAG = re.compile(
+    r"\{%-?[^%\n]{0,300}?-?%\}"  # Liquid / GitBook / Jinja block tags: {% hint %}, {%- include x -%}
+    r"|\{\{[<%][^\n]{0,300}?[>%]\}\}"  # Hugo shortcodes: {{< alert >}}, {{% /note %}}
+    r"|\{\{[^{}\n]{0,300}\}\}"  # Liquid output: {{ site.press_release_v3 }}
+    r"|\{:[^{}\n]{0,300}\}"  # kramdown attribute lists: {: .notice--info}
+    r"|(?<=\))[ \t]?\{[^{}\n]{0,300}=[^{}\n]{0,300}\}"  # attributes after an image or link: ){ align="center" }
+)
+# "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays
+ADMONITION = re.compile(r"^(?P<indent>\s*)(?:!!!|\?\?\?\+?|:{3,})\s*(?P<rest>.*)$")
+FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
+
+
+def admonition_title(rest: str) -> str:
+    """What an admonition line says besides its marker: its quoted title, else the words after its type
+    (`note "Before you start"` -> "Before you start"; `tip Careful` -> "Careful"; `note` -> "")."""
+    quoted = re.search(r"[\"“](.+?)[\"”]", rest)
+    if quoted:
+        return quoted.group(1)
+    words = rest.split(None, 1)
+    return words[1] if len(words) == 2 else ""
+
+
+def without_site_markup(text: str) -> str:
+    """The text with template tags, attribute lists and admonition markers taken out, line for line;
+    fenced code blocks are left as they are."""
+    out = []
+    fence = ""
+    for line in text.split("\n"):
+        opening = FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        if opening:
+            fence = opening.group(1)
+            out.append(line)
+            continue
+        admonition = ADMONITION.match(line)
+        if admonition:
+            out.append(admonition.group("indent") + admonition_title(admonition.group("rest")))
+            continue
+        out.append(TAG.sub("", line))
+    return "\n".join(out)

@@ -1,0 +1,81 @@
+"""A documentation site's generator markup never reaches an entry or an answer.
+
+GitBook, Jekyll/Liquid, kramdown, Hugo, MkDocs and Docusaurus pages, written here, read by the real
+Markdown reader, indexed and answered by the offline model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assistant import Assistant, Settings
+from assistant.knowledge.markdown_reader import read_markdown
+from assistant.knowledge.site_markup import without_site_markup
+
+PAGE = """---
+title: Online store
+layout: single
+---
+
+# Online store
+
+{% hint style="info" %}
+The online store serves the latest feature values at low latency.
+{% endhint %}
+
+{: .notice--info}
+Deployments on {{ site.cloud }} use Redis.
+
+![](./assets/logo.png){ align="center" width="120" }
+
+## Configure Redis
+
+!!! note "Before you start"
+    Create the Redis instance first.
+
+:::tip
+Set `connection_string` in feature_store.yaml to reach Redis.
+:::
+
+{% code title="feature_store.yaml" %}
+```yaml
+online_store:
+  type: redis
+  connection_string: "localhost:6379"
+```
+{% endcode %}
+
+{{< alert >}}Redis keys expire after the TTL of the feature view.{{< /alert >}}
+"""
+
+MARKUP = ("{%", "%}", "{{", "}}", "{:", "!!!", ":::", "align=", "![")
+
+
+def test_the_generator_markup_goes_and_what_it_wraps_stays() -> None:
+    document = read_markdown(PAGE)
+    text = "\n".join(s.text for s in document.sections)
+    assert not [m for m in MARKUP if m in text], text
+    assert "The online store serves the latest feature values" in text
+    assert "Redis keys expire after the TTL" in text and "Before you start" in text
+    assert 'connection_string: "localhost:6379"' in text  # the code block as written
+    assert document.sections[-1].heading.endswith("Configure Redis")
+
+
+def test_lines_and_fenced_code_are_kept() -> None:
+    text = '{% hint %}\nwords\n```\n{% raw %} {{ kept }}\n```\n!!! warning "Careful"\n'
+    cleaned = without_site_markup(text)
+    assert cleaned.count("\n") == text.count("\n")  # sections still start on the file's lines
+    assert "{% raw %} {{ kept }}" in cleaned and "Careful" in cleaned and "{% hint %}" not in cleaned
+    assert without_site_markup("{" * 10_000 + "%") == "{" * 10_000 + "%"  # unclosed braces: read once, kept
+
+
+def test_answers_quote_no_markup(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "online-store.md").write_text(PAGE, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
+    bot.index(progress=False)
+    for question in ("What does the online store serve?", "How do I configure the Redis online store?"):
+        answer = bot.ask(question)
+        assert not answer.refused, answer.text
+        assert not [m for m in MARKUP if m in answer.text], answer.text
