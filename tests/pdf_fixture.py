@@ -14,6 +14,22 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
+def _assemble(objects: list[bytes]) -> bytes:
+    """Numbered objects (1 is the catalog), a cross-reference table and a trailer."""
+    out = BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
 def pdf_bytes(pages: list[list[str]], title: str | None = None) -> bytes:
     """A PDF with one page per item, each a list of text lines (an empty list: a page without text)."""
     objects: list[bytes] = []
@@ -33,25 +49,11 @@ def pdf_bytes(pages: list[list[str]], title: str | None = None) -> bytes:
             f"/Contents {page_id + 1} 0 R >>".encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    out = BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    info = ""
-    if title:
-        info = f" /Info {len(objects) + 1} 0 R"
-    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n"
-    data = out.getvalue() + trailer.encode()
+    data = _assemble(objects)
     if title:  # rewrite through pypdf so the metadata is a proper object
         from pypdf import PdfReader, PdfWriter
 
-        writer = PdfWriter(clone_from=PdfReader(BytesIO(out.getvalue() + trailer.replace(info, "").encode())))
+        writer = PdfWriter(clone_from=PdfReader(BytesIO(data)))
         writer.add_metadata({"/Title": title})
         buffer = BytesIO()
         writer.write(buffer)
@@ -85,22 +87,6 @@ def write_pdf(
 
 
 # --- hostile PDFs: each as a person gets one, made here ----------------------------------------------
-
-
-def _assemble(objects: list[bytes]) -> bytes:
-    """Numbered objects (1 is the catalog), a cross-reference table and a trailer."""
-    out = BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
 
 
 def text_stream(lines: list[str]) -> bytes:

@@ -305,30 +305,26 @@ def section_topic_question(entry: Entry) -> str | None:
 def document_questions(entries: Iterable[Entry], limit: int) -> list[str]:
     """Questions that sections' headings ask or imply, one per document, in a stable spread order; when
     fewer headings ask one, a short heading's topic ("What does the handbook say about storage?")."""
-    documents = [e for e in entries if e.kind == "document"]
+    documents = sorted((e for e in entries if e.kind == "document"), key=lambda e: _stable(e.id))
     written = _flat("\n".join(e.text for e in documents))
-    chosen: dict[str, str] = {}
-    for entry in sorted(documents, key=lambda e: _stable(e.id)):
-        path = str(entry.fields.get("path") or entry.id.split("#", 1)[0])
-        heading = str(entry.fields.get("section") or "").split(" › ")[-1]
-        question = heading_question(heading, written) if path not in chosen else None
-        if question and question not in chosen.values():
-            chosen[path] = question
-            if len(chosen) == limit:
-                return list(chosen.values())
-    for entry in sorted(documents, key=lambda e: _stable(e.id)):
-        path = str(entry.fields.get("path") or entry.id.split("#", 1)[0])
-        question = section_topic_question(entry) if path not in chosen else None
-        if question:
-            chosen[path] = question
-            if len(chosen) == limit:
-                break
+    chosen: dict[str, str] = {}  # the document's path -> its question
+    for ask in (
+        lambda entry: heading_question(str(entry.fields.get("section") or "").split(" › ")[-1], written),
+        section_topic_question,
+    ):
+        for entry in documents:
+            path = str(entry.fields.get("path") or entry.id.split("#", 1)[0])
+            question = ask(entry) if path not in chosen else None
+            if question and question not in chosen.values():
+                chosen[path] = question
+                if len(chosen) == limit:
+                    return list(chosen.values())
     return list(chosen.values())
 
 
 def example_questions(entries: Iterable[Entry], count: int = COUNT) -> list[str]:
     """About `count` questions the knowledge can answer: concept definitions, then paper topics; on a
-    knowledge of documents (or when the pack offers fewer), what the documents' headings ask."""
+    knowledge of documents alone, what the documents' headings ask."""
     entries = list(entries)
     if not any(e.kind in ("concept", "abstract") for e in entries):
         return document_questions(entries, count)

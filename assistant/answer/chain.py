@@ -170,11 +170,6 @@ class AnswerChain:
         head = vectors[0]
         return [sum(a * b for a, b in zip(head, v, strict=True)) for v in vectors[1:]]
 
-    def holds_concepts(self) -> bool:
-        """Whether the knowledge has concept pages: "which label selects the queue?" asks a name, and a team's
-        documents, which have none, answer it in their sections."""
-        return any(item.entry.kind == "concept" for item in self.index.entries.values())
-
     def retrieve(self, reading: Reading, kind: str | None = None, carried: list[str] | None = None) -> Retrieval:
         """Search for the question; one that asks what a thing is or is called prefers concept pages.
 
@@ -192,8 +187,10 @@ class AnswerChain:
         if asks_new_name:  # what the conversation already named is the context, not the name asked for
             known = [*self.retriever.cited_entries(carried or []), *self.retriever.concepts_named_in(query)]
             carried = None
-            if kind is None and not NAMES_A_SYSTEM.search(reading.lowered) and self.holds_concepts():
-                kind = "concept"  # the name of a concept, asked for: papers only mention concepts
+            # the name of a concept, asked for: papers only mention concepts; a team's documents have no concept
+            # pages ("which label selects the queue?" is answered in their sections)
+            if kind is None and not NAMES_A_SYSTEM.search(reading.lowered) and self.retriever.concept_names:
+                kind = "concept"
         found = self.retriever.retrieve(query, k=self.settings.top_k, kind=kind, prefer=prefer, carried=carried)
         if asks_new_name:
             found = self.trailing(found, set(known))

@@ -160,7 +160,7 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
         if not all(mentions(whole.lower(), name) for name in names - asked):
             continue
         if entry.kind == "document":  # a team's section: read for values in its own words (`stated_values`)
-            if section_states(kind, entry, asked, subject, reading.lowered):
+            if section_states(kind, whole, entry.text, asked, subject, reading.lowered):
                 return True
             continue
         for sentence in split_sentences(whole):
@@ -169,9 +169,7 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
             lowered = sentence.lower()
             if not all(mentions(lowered, name) for name in asked):
                 continue  # a value about another product is not the one asked for
-            # a section of a user's document is about its heading: the subject may be in the sentence before
-            about = content_words(whole) if entry.kind == "document" else content_words(sentence)
-            if not names and len(subject & about) < 2:
+            if not names and len(subject & content_words(sentence)) < 2:
                 continue
             if kind == "count" and counted and not counts(sentence, counted.group(1), reading.lowered):
                 continue
@@ -179,17 +177,17 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     return False
 
 
-def section_states(kind: str, entry: Entry, asked: set[str], subject: set[str], question: str) -> bool:
+def section_states(kind: str, whole: str, text: str, asked: set[str], subject: set[str], question: str) -> bool:
     """Does a section of the user's documents state a value of `kind` about the question's subject? The
     section is about its heading, so the value, the names the asking sentence uses and two of the
     subject's words need only be in the section, not in one sentence ("The quota owner this quarter is
-    Marcus Lindqvist" answers "who owns the GPU quota?"); a value the question names itself is no answer."""
-    whole = f"{entry.title}. {entry.text}"
+    Marcus Lindqvist" answers "who owns the GPU quota?"); a value the question names itself is no answer.
+    `whole` is the section with its heading path, `text` without it: the value must be in the text."""
     if not all(mentions(whole.lower(), name) for name in asked):
         return False
     if not asked and len(subject & content_words(whole)) < 2:
         return False
-    return states_new_value(kind, entry.text, question)  # the value in the text, not the heading path
+    return states_new_value(kind, text, question)
 
 
 # a value the question itself states, to be confirmed: "was it $2,900?", "is it --kv-page-size?", "Ada Okonkwo's?"

@@ -33,6 +33,7 @@ class LangChainRecipe:
         self.root = Path(settings.home) / "baseline-langchain"
         self._embeddings = embeddings
         self._store: Any = None
+        self._documents: list[Any] | None = None
         self.index_seconds = 0.0
         self.chunks = 0
 
@@ -46,6 +47,9 @@ class LangChainRecipe:
         return self._embeddings
 
     def documents(self) -> list[Any]:
+        """The knowledge's entries split as the recipe splits them, read once (both peers search them)."""
+        if self._documents is not None:
+            return self._documents
         from langchain_core.documents import Document
         from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -54,7 +58,8 @@ class LangChainRecipe:
         docs = [
             Document(page_content=f"{e.title}\n{e.text}", metadata={"entry_id": e.id}) for e in corpus.entries.values()
         ]
-        return splitter.split_documents(docs)
+        self._documents = splitter.split_documents(docs)
+        return self._documents
 
     def store(self) -> Any:
         if self._store is not None:
@@ -94,8 +99,8 @@ class LangChainRecipe:
 class RecipeBM25:
     """BM25 alone over the recipe's splits: the lexical peer (`assistant eval --modes recipe-bm25`)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.recipe = LangChainRecipe(settings)  # its splits only; no vectors are built
+    def __init__(self, recipe: LangChainRecipe) -> None:
+        self.recipe = recipe  # its splits only; no vectors are built for BM25
         self._index: Any = None
         self._ids: list[str] = []
 

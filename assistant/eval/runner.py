@@ -199,16 +199,14 @@ def run(
     factory = assistant_factory or _default_factory
     main = factory(settings)
     searches: dict[str, SearchFn] = {}
+    recipe = None  # the plain LangChain recipe's splits, read once for both peers
     for mode in modes:
-        if mode == "langchain":  # the plain LangChain recipe on the same knowledge, as a yardstick
-            from assistant.eval.langchain_recipe import LangChainRecipe
+        if mode in ("langchain", "recipe-bm25"):
+            from assistant.eval.langchain_recipe import LangChainRecipe, RecipeBM25
 
-            searches[mode] = LangChainRecipe(settings).search_ids
-            continue
-        if mode == "recipe-bm25":  # BM25 alone on the recipe's splits, the lexical peer
-            from assistant.eval.langchain_recipe import RecipeBM25
-
-            searches[mode] = RecipeBM25(settings).search_ids
+            recipe = recipe or LangChainRecipe(settings)
+            # the recipe's vector search as a yardstick; BM25 alone on its splits, the lexical peer
+            searches[mode] = recipe.search_ids if mode == "langchain" else RecipeBM25(recipe).search_ids
             continue
         bot = main if mode == settings.retrieval_mode else factory(settings.with_(retrieval_mode=mode))
         searches[mode] = entry_ids_of(bot)
