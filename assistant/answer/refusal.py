@@ -281,7 +281,8 @@ def gather(
         asked_besides=besides,
         documents=bool(best) and all(entry.kind == "document" for entry in best),
     )
-    return replace(evidence, refuse_probability=refusal_reader.refuse_probability(reading.asking, evidence))
+    probability = refusal_reader.refuse_probability(reading.asking, evidence, reading.encoders)
+    return replace(evidence, refuse_probability=probability)
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from assistant.question import intent_reader
+from assistant.question.encoders import SHIPPED, SentenceEncoders
 
 # what papers describe, not a concept's name ("which paper is that?" asks for a paper)
 SYSTEMS = r"paper|system|tool|framework|librar(?:y|ie)|model|project"
@@ -226,7 +227,7 @@ def asked_sentences(question: str) -> str:
     return without_fillers(asking_part(question)).lower().strip()
 
 
-def intent_of(question: str) -> str:
+def intent_of(question: str, encoders: SentenceEncoders = SHIPPED) -> str:
     """One of INTENTS, read by the patterns (`pattern_intent`), and by the learned reader
     (`intent_reader.py`) for a request for the literature the patterns miss.
 
@@ -239,7 +240,7 @@ def intent_of(question: str) -> str:
     to 0.56 and changed nothing else on -dev5 to -dev8 (docs/retrieval-stages.md)."""
     intent = pattern_intent(question)
     if intent == "problem":
-        read, probability = intent_reader.read(asking_part(question))
+        read, probability = intent_reader.read(asking_part(question), encoders)
         if read == "papers" and probability >= PAPERS_TRUSTED_AT:
             return "papers"
     return intent

@@ -203,7 +203,7 @@ def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAns
     asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
-    views = entry_views(candidates, tuning, Closeness(asked))
+    views = entry_views(candidates, tuning, Closeness(asked, reading.encoders.closeness))
     intent = reading.intent
     if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
