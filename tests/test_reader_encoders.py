@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from assistant import Assistant, Settings
+from assistant import Assistant, SentenceEncoders, Settings
 from assistant.answer import refusal_reader
 from assistant.answer.refusal import Evidence
 from assistant.index import embeddings
 from assistant.index.chroma_index import Index
 from assistant.question import intent_reader, value_kinds
-from assistant.question.encoders import SHIPPED, SentenceEncoders
+from assistant.question.encoders import SHIPPED
 from assistant.question.reading import Reading
 from tests.fakes import FakeEmbeddings
 
@@ -50,9 +50,7 @@ def test_injected_encoders_reach_every_reader(tmp_path: Path, monkeypatch: pytes
     Index(settings, index_embedder).sync(progress=False)
     refuse_shipped_encoders(monkeypatch)
 
-    bot = Assistant(
-        settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False
-    )
+    bot = Assistant(settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False)
     answer = bot.ask("Who owns the GPU quota this quarter?")
 
     assert "Marcus Lindqvist" in answer.text and not answer.refused
