@@ -221,6 +221,11 @@ class AnswerChain:
         if sides:  # "A vs B" is about two things: one query's vector mixes them, so each side is searched too
             each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
             found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
+        elif reading.part_questions and found.sources and found.sources[0].kind == "document":
+            # "which plugin, and what do jobs need?" asks two things a team's documents often answer in two
+            # files: each part's best section is packed right after the best one
+            each = [self.retriever.retrieve(part, k=1, kind=kind).sources for part in reading.part_questions]
+            found = self.leading(found, [*found.sources[:1], *(s for part in each for s in part)])
         return found
 
     def trailing(self, found: Retrieval, named: set[str]) -> Retrieval:

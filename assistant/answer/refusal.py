@@ -266,6 +266,7 @@ def gather(
 ) -> Evidence:
     """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
     kind = reading.value_kind
+    documents = bool(best) and all(entry.kind == "document" for entry in best)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
@@ -275,14 +276,34 @@ def gather(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
-        kind_supported=kind is None or kind_supported(kind, reading, best) or states_value(kind, reading, best),
+        kind_supported=kind is None
+        or kind_supported(kind, reading, best)
+        or states_value(kind, reading, best)
+        or (documents and a_part_answered(reading, best)),
         unknown_names=unknown_names(reading.names, vocabulary),
         ungrounded=missing,
         asked_besides=besides,
-        documents=bool(best) and all(entry.kind == "document" for entry in best),
+        documents=documents,
     )
     probability = refusal_reader.refuse_probability(reading.asking, evidence, reading.encoders)
     return replace(evidence, refuse_probability=probability)
+
+
+def a_part_answered(reading: Reading, best: list[Entry]) -> bool:
+    """Of a question that asks two things ("who owns the quota, and which label selects the queue?"), does a
+    section state the value one part asks for, read as a question of its own? Read whole, the value is
+    asked about the names of both parts, which no one section holds; the answer then answers each part
+    from the section that holds it (`extractive.other_parts`). A part that asks for no value is no
+    evidence: "how many GPUs does a Frontier node have and how is gres.conf set up there?" is about
+    Frontier in both."""
+    if len(reading.parts) < 2:
+        return False
+    for text in reading.parts:
+        part = Reading(text, encoders=reading.encoders)
+        kind = part.value_kind
+        if kind is not None and (kind_supported(kind, part, best) or states_value(kind, part, best)):
+            return True
+    return False
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:

@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from assistant.question.encoders import SHIPPED, SentenceEncoders
-from assistant.question.intents import QUOTED, asking_part, compare_sides, described_sides, intent_of, subject_of
+from assistant.question.intents import (
+    QUOTED,
+    asked_parts,
+    asking_part,
+    compare_sides,
+    described_sides,
+    intent_of,
+    subject_of,
+)
 from assistant.question.names import named_things, names_in
 from assistant.question.value_kinds import asked_kind
 from assistant.text import content_words, stem, words
@@ -78,6 +86,27 @@ class Reading:
     def asking(self) -> str:
         """The sentences that ask (`intents.asking_part`): a setup told before them is context."""
         return asking_part(self.own_words)
+
+    @cached_property
+    def parts(self) -> tuple[str, ...]:
+        """The questions the asking sentences put (`intents.asked_parts`): two when "What X, and how Y?"
+        asks two things, which two documents may answer; else the asking sentences alone."""
+        return asked_parts(self.asking)
+
+    @cached_property
+    def part_questions(self) -> tuple[str, ...]:
+        """One question per part: the own words with the other parts taken out, so each keeps the setup told
+        before it ("cloud job sits in CONFIGURING. what does that state mean"); empty for a one-part question."""
+        if len(self.parts) < 2:
+            return ()
+        out = []
+        for n in range(len(self.parts)):
+            text = self.own_words
+            for m, part in enumerate(self.parts):
+                if m != n:
+                    text = text.replace(part, " ")
+            out.append(" ".join(text.split()))
+        return tuple(out)
 
     @cached_property
     def intent(self) -> str:
