@@ -290,20 +290,20 @@ def gather(
 
 
 def a_part_answered(reading: Reading, best: list[Entry]) -> bool:
-    """Of a question that asks two things ("who owns the quota, and which label selects the queue?"), does a
-    section state the value one part asks for, read as a question of its own? Read whole, the value is
-    asked about the names of both parts, which no one section holds; the answer then answers each part
-    from the section that holds it (`extractive.other_parts`). A part that asks for no value is no
-    evidence: "how many GPUs does a Frontier node have and how is gres.conf set up there?" is about
-    Frontier in both."""
+    """Of a question that asks two things ("who owns the quota, and which label selects the queue?"), is the
+    value each part asks for stated by a section, each part read as a question of its own? Read whole, a
+    value is asked about the names of both parts, which no one section holds; the answer then answers each
+    part from the section that holds it (`extractive.other_parts`). Every part that asks for a value must be
+    answered: "how much does the training course cost and how many days does it take?" is not answered by
+    a section that counts days of something else."""
     if len(reading.parts) < 2:
         return False
-    for text in reading.parts:
-        part = Reading(text, encoders=reading.encoders)
-        kind = part.value_kind
-        if kind is not None and (kind_supported(kind, part, best) or states_value(kind, part, best)):
-            return True
-    return False
+    asked = [
+        (kind, part)
+        for part in (Reading(p, encoders=reading.encoders) for p in reading.parts)
+        if (kind := part.value_kind)
+    ]
+    return bool(asked) and all(kind_supported(k, part, best) or states_value(k, part, best) for k, part in asked)
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:
