@@ -28,15 +28,28 @@ $(VENV)/.export: $(PY) pyproject.toml $(LOCK)
 
 # llama-cpp-python (the `llm` extra) compiles llama.cpp: with the default native flags it may use
 # instructions this CPU lacks (it crashed on the first token on one AVX2 machine), so the flags are
-# portable ones. --no-binary and --no-cache-dir: a wheel built elsewhere with other flags is never reused.
+# portable ones. --no-binary and --no-cache-dir: a wheel built elsewhere with other flags is never used.
 LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
                   -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 LLM_HOST ?= 127.0.0.1
 LLM_PORT ?= 8080
 
+# The wheel built with these flags is kept per machine, keyed by the flags, the version and the Python, so a
+# fresh clone (or a new .venv) installs it in seconds instead of compiling again; delete the folder to rebuild.
+LLM_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' $(LOCK))
+LLM_BUILD_ID := $(shell printf '%s' "$(LLM_CMAKE_ARGS) $(LLM_VERSION) $$($(PYTHON) -c 'import sys; print(sys.implementation.cache_tag)')" \
+                  | sha256sum | cut -c1-12)
+LLM_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mlsys-assistant/llama-wheels/$(LLM_BUILD_ID)
+
 $(VENV)/.llm: $(PY) pyproject.toml $(LOCK)
-	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" $(PY) -m pip install --quiet -c $(LOCK) --no-cache-dir \
-	  --no-binary llama-cpp-python -e '.[llm]'
+	@if ls "$(LLM_WHEELS)"/llama_cpp_python-$(LLM_VERSION)-*.whl >/dev/null 2>&1; then \
+	  echo "llama.cpp $(LLM_VERSION): reusing the build made with the same flags in $(LLM_WHEELS)"; \
+	else \
+	  echo "llama.cpp $(LLM_VERSION): compiling with portable CPU flags (about 10 minutes, once per machine)"; \
+	  CMAKE_ARGS="$(LLM_CMAKE_ARGS)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir \
+	    --no-binary llama-cpp-python -w "$(LLM_WHEELS)" llama-cpp-python==$(LLM_VERSION); \
+	fi
+	$(PY) -m pip install --quiet -c $(LOCK) "$$(ls "$(LLM_WHEELS)"/llama_cpp_python-$(LLM_VERSION)-*.whl | head -n 1)" -e '.[llm]'
 	touch $@
 
 run: $(VENV)/.runtime        ## index the default knowledge if needed, serve the chat UI on 127.0.0.1:7860
