@@ -5,8 +5,9 @@
 
 Importing the package is cheap: nothing is read, loaded or opened until it is used. These names are
 the public surface (the chat UI uses them too): the assistant and its settings, what it answers with
-(`Answer`, `Citation`, `Source`, `Entry`, `KnowledgeStatus`), the errors it raises, and two helpers for
-showing an answer (`find_markers`: the `[entry-id]` markers in its text; `plain_math`: LaTeX as words).
+(`Answer`, `Citation`, `Source`, `Entry`, `KnowledgeStatus`), the errors it raises, the sentence encoders
+the question is read with (`SentenceEncoders`, to replace them), and two helpers for showing an answer
+(`find_markers`: the `[entry-id]` markers in its text; `plain_math`: LaTeX as words).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from assistant.answer.models.calls import StreamCutOffError
     from assistant.assistant import Assistant, ask
     from assistant.knowledge.math_text import plain_math
+    from assistant.question.encoders import SentenceEncoders
     from assistant.verify.citations import find_markers
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Citation",
     "Entry",
     "KnowledgeStatus",
+    "SentenceEncoders",
     "Settings",
     "SettingsError",
     "Source",
@@ -46,6 +49,7 @@ _LAZY = {
     "StreamCutOffError": "assistant.answer.models.calls",
     "find_markers": "assistant.verify.citations",
     "plain_math": "assistant.knowledge.math_text",
+    "SentenceEncoders": "assistant.question.encoders",
 }
 
 

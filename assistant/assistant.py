@@ -17,6 +17,7 @@ from assistant.index.freshness import followed_knowledge, knowledge_names, knowl
 from assistant.index.lock import IndexBusyError
 from assistant.index.read_copy import is_read_only
 from assistant.index.serving import check_not_served_otherwise
+from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.retrieval.search import Retriever
 from assistant.settings import Settings
 from assistant.types import Answer, Entry, KnowledgeStatus, Source
@@ -37,7 +38,10 @@ class Assistant:
     changed since, syncs it first (`sync_knowledge`); an index that is up to date costs a look at the
     manifest and a stat of each file. `embedder` and `model` replace the configured embedding and
     chat models (tests pass fakes); `model` is a LangChain chat model or an
-    `assistant.answer.models.ChatModel` that also says what it can do.
+    `assistant.answer.models.ChatModel` that also says what it can do. `encoders` replace the sentence
+    encoders every reading of the question uses besides the index's (`question.encoders`: the learned
+    readers' MiniLM and the offline model's static encoder); an `embedder` alone leaves them as shipped,
+    since the readers' weights were fitted on MiniLM's vectors.
     """
 
     def __init__(
@@ -46,6 +50,7 @@ class Assistant:
         *,
         embedder: Embedder | None = None,
         model: BaseChatModel | ChatModel | None = None,
+        encoders: SentenceEncoders | None = None,
         auto_index: bool = True,
     ) -> None:
         settings = settings or Settings.from_env()
@@ -58,6 +63,7 @@ class Assistant:
             self._index = Index(self.settings, embedder)
         self._model = model
         self._chat_model: ChatModel | None = None
+        self.encoders = encoders or SHIPPED
         self._chain: AnswerChain | None = None
         self._retriever = Retriever(self._index, self.settings)
         self._follower: CommitFollower | None = None
@@ -177,7 +183,7 @@ class Assistant:
         if self._chain is not None:
             from assistant.answer.chain import AnswerChain
 
-            chain = AnswerChain(self.settings, fresh, retriever, self.chat_model)
+            chain = AnswerChain(self.settings, fresh, retriever, self.chat_model, self.encoders)
         self._index, self._retriever, self._chain = fresh, retriever, chain
         log.info(
             "Switched from generation %d to %d (%d entries, %d chunks) in %.1f s",
@@ -266,7 +272,7 @@ class Assistant:
         if self._chain is None:
             from assistant.answer.chain import AnswerChain
 
-            self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model)
+            self._chain = AnswerChain(self.settings, self._index, self._retriever, self.chat_model, self.encoders)
         return self._chain
 
     def stream(

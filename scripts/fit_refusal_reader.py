@@ -29,6 +29,7 @@ from assistant.answer import refusal_reader  # noqa: E402
 from assistant.answer.refusal import CLEAR_MISSES, decide_by_rules, stated  # noqa: E402
 from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
+from assistant.question.encoders import SHIPPED  # noqa: E402
 from assistant.question.intents import asking_part  # noqa: E402
 from assistant.question.linear_reader import design, fit_classes, probabilities  # noqa: E402
 
@@ -72,7 +73,9 @@ def fit(rows: list[dict]) -> tuple[list[str], np.ndarray, np.ndarray]:
 def refuse_probabilities(rows: list[dict], model: tuple[list[str], np.ndarray, np.ndarray]) -> np.ndarray:
     vocabulary, weights, bias = model
     index = {f: i for i, f in enumerate(vocabulary)}
-    inputs = np.concatenate([design([r["asking"] for r in rows], index), np.asarray([r["row"] for r in rows])], axis=1)
+    asking = [r["asking"] for r in rows]
+    words_and_vectors = design(asking, index, SHIPPED.reader_vectors(asking))
+    inputs = np.concatenate([words_and_vectors, np.asarray([r["row"] for r in rows])], axis=1)
     return probabilities(inputs.astype(np.float32), weights, bias)[:, refusal_reader.CLASSES.index("refuse")]
 
 

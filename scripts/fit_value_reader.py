@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
 
 from assistant.eval.questions import load_questions  # noqa: E402
 from assistant.offline import offline_environment  # noqa: E402
+from assistant.question.encoders import SHIPPED  # noqa: E402
 from assistant.question.intents import asking_part  # noqa: E402
 from assistant.question.linear_reader import design, fit_classes, probabilities  # noqa: E402
 from assistant.question.value_kinds import KINDS, WEIGHTS  # noqa: E402
@@ -55,7 +56,8 @@ def fit(rows: list[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]
 
 def predict(model: tuple[list[str], np.ndarray, np.ndarray], questions: list[str]) -> np.ndarray:
     vocabulary, weights, bias = model
-    inputs = design([asking_part(q) for q in questions], {f: i for i, f in enumerate(vocabulary)})
+    asking = [asking_part(q) for q in questions]
+    inputs = design(asking, {f: i for i, f in enumerate(vocabulary)}, SHIPPED.reader_vectors(asking))
     return probabilities(inputs, weights, bias)
 
 

@@ -35,6 +35,7 @@ def test_public_names_are_pinned() -> None:
         "Citation",
         "Entry",
         "KnowledgeStatus",
+        "SentenceEncoders",
         "Settings",
         "SettingsError",
         "Source",

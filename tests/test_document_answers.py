@@ -102,3 +102,35 @@ def test_stated_kinds_read_people_dates_and_instructions_in_prose() -> None:
     assert "howto" in stated_kinds("Set the .spec.queueName field.")
     assert "date" not in stated_kinds("The controller listens on port 6817.")  # a number is not a date
     assert stated_kinds("Checkpoints are kept on scratch storage.") == frozenset()
+
+
+def test_a_question_in_two_parts_cites_the_document_that_answers_each(wiki_bot: Assistant) -> None:
+    answer = wiki_bot.ask("Who owns the GPU quota this quarter, and which label selects the LocalQueue for a Job?")
+    files = {c.entry_id.partition("#")[0] for c in answer.citations if c.supported}
+    assert {"doc:quota.md", "doc:queues.md"} <= files, answer.text
+    assert "Marcus Lindqvist" in answer.text and "queue-name" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("asking", "parts"),
+    [
+        (
+            "Which preemption plugin, and what do jobs need so they are requeued?",
+            ("Which preemption plugin", "what do jobs need so they are requeued?"),
+        ),
+        (
+            "What pip extras do I need and what does the yaml look like",
+            ("What pip extras do I need", "what does the yaml look like"),
+        ),
+        (
+            "What does that state mean? How long until slurm gives up?",
+            ("What does that state mean", "How long until slurm gives up?"),
+        ),
+        ("How do I set it up, and why?", ("How do I set it up, and why?",)),  # "why" asks nothing alone
+        ("Which offline stores and online stores support it?", ("Which offline stores and online stores support it?",)),
+    ],
+)
+def test_the_parts_a_question_asks(asking: str, parts: tuple[str, ...]) -> None:
+    from assistant.question.intents import asked_parts
+
+    assert asked_parts(asking) == parts

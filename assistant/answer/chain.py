@@ -23,6 +23,7 @@ from assistant.answer.prompts import load_prompt, render
 from assistant.answer.refusal import Evidence, decide, gather
 from assistant.errors import AssistantError, ModelError
 from assistant.index.chroma_index import Index
+from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
 from assistant.question.reading import Reading
 from assistant.retrieval.search import Retrieval, Retriever
@@ -109,11 +110,19 @@ def clean_history(history: History, settings: Settings) -> History:
 class AnswerChain:
     """One question in, a stream of text deltas and finally a verified Answer out."""
 
-    def __init__(self, settings: Settings, index: Index, retriever: Retriever, chat: ChatModel):
+    def __init__(
+        self,
+        settings: Settings,
+        index: Index,
+        retriever: Retriever,
+        chat: ChatModel,
+        encoders: SentenceEncoders = SHIPPED,
+    ):
         self.settings = settings
         self.index = index
         self.retriever = retriever
         self.chat = chat
+        self.encoders = encoders  # what the question's readers encode with, handed down in each Reading
         self.prompt = ChatPromptTemplate.from_messages(
             [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
         )
@@ -140,7 +149,7 @@ class AnswerChain:
         history = clean_history(list(history or []), self.settings)
         prepared = clean_question(question, self.settings)
         standalone = self.condense(prepared.question, history)
-        reading = Reading(standalone, prepared.question)
+        reading = Reading(standalone, prepared.question, self.encoders)
         retrieval = self.retrieve(reading, kind, self.carried(prepared.question, standalone, history))
         return self.weigh(reading.as_asked, retrieval)
 
@@ -212,6 +221,11 @@ class AnswerChain:
         if sides:  # "A vs B" is about two things: one query's vector mixes them, so each side is searched too
             each = [self.retriever.retrieve(side, k=1, kind=kind).sources for side in sides]
             found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
+        elif reading.part_questions and found.sources and found.sources[0].kind == "document":
+            # "which plugin, and what do jobs need?" asks two things a team's documents often answer in two
+            # files: each part's best section is packed right after the best one
+            each = [self.retriever.retrieve(part, k=1, kind=kind).sources for part in reading.part_questions]
+            found = self.leading(found, [*found.sources[:1], *(s for part in each for s in part)])
         return found
 
     def trailing(self, found: Retrieval, named: set[str]) -> Retrieval:
@@ -247,7 +261,8 @@ class AnswerChain:
         standalone = self.condense(prepared.question, history)
         timings["condense"] = ms(t0)
         t0 = time.perf_counter()
-        reading = Reading(standalone, prepared.question)  # every later stage reads the question from here
+        # every later stage reads the question from here
+        reading = Reading(standalone, prepared.question, self.encoders)
         retrieval = self.retrieve(reading, kind, self.carried(prepared.question, standalone, history))
         timings["retrieve"] = ms(t0)
         answer = Answer(prepared.question, "", [], retrieval.sources, False, self.chat.name, timings, prepared.notes)

@@ -16,19 +16,20 @@ about twenty sentences, not the whole context.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.index.embeddings import make_embedder
-
-ENCODER = "static"
+if TYPE_CHECKING:
+    from assistant.index.embeddings import Embedder
 
 
 class Closeness:
-    """The question's closeness to sentences (one answer's worth; not shared). The question is encoded once;
-    the caller keeps what it needs (`EntryView.meaning` asks once per entry)."""
+    """The question's closeness to sentences under `encoder` (the reading's `encoders.closeness`), one
+    answer's worth, not shared. The question is encoded once; the caller keeps what it needs
+    (`EntryView.meaning` asks once per entry)."""
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, encoder: Embedder) -> None:
         self.question = question
+        self.encoder = encoder
         self._question_vector: Any = None
 
     def of(self, texts: Sequence[str]) -> list[float]:
@@ -37,7 +38,7 @@ class Closeness:
             return []
         import numpy as np
 
-        encoder = make_embedder(ENCODER)
+        encoder = self.encoder
         if self._question_vector is None:
             self._question_vector = np.asarray(encoder.embed_query(self.question), dtype=np.float32)
         vectors = np.asarray(encoder.embed_documents(list(texts)), dtype=np.float32)

@@ -266,6 +266,7 @@ def gather(
 ) -> Evidence:
     """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
     kind = reading.value_kind
+    documents = bool(best) and all(entry.kind == "document" for entry in best)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
@@ -275,13 +276,34 @@ def gather(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
-        kind_supported=kind is None or kind_supported(kind, reading, best) or states_value(kind, reading, best),
+        kind_supported=kind is None
+        or kind_supported(kind, reading, best)
+        or states_value(kind, reading, best)
+        or (documents and a_part_answered(reading, best)),
         unknown_names=unknown_names(reading.names, vocabulary),
         ungrounded=missing,
         asked_besides=besides,
-        documents=bool(best) and all(entry.kind == "document" for entry in best),
+        documents=documents,
     )
-    return replace(evidence, refuse_probability=refusal_reader.refuse_probability(reading.asking, evidence))
+    probability = refusal_reader.refuse_probability(reading.asking, evidence, reading.encoders)
+    return replace(evidence, refuse_probability=probability)
+
+
+def a_part_answered(reading: Reading, best: list[Entry]) -> bool:
+    """Of a question that asks two things ("who owns the quota, and which label selects the queue?"), is the
+    value each part asks for stated by a section, each part read as a question of its own? Read whole, a
+    value is asked about the names of both parts, which no one section holds; the answer then answers each
+    part from the section that holds it (`extractive.other_parts`). Every part that asks for a value must be
+    answered: "how much does the training course cost and how many days does it take?" is not answered by
+    a section that counts days of something else."""
+    if len(reading.parts) < 2:
+        return False
+    asked = [
+        (kind, part)
+        for part in (Reading(p, encoders=reading.encoders) for p in reading.parts)
+        if (kind := part.value_kind)
+    ]
+    return bool(asked) and all(kind_supported(k, part, best) or states_value(k, part, best) for k, part in asked)
 
 
 def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str, ...], int]:

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assistant.question.linear_reader import design, load_weights, probabilities
+from assistant.question.encoders import SHIPPED, SentenceEncoders
+from assistant.question.linear_reader import load_weights, read_one
 
 if TYPE_CHECKING:
     from assistant.answer.refusal import Evidence
@@ -65,16 +66,14 @@ def _model() -> tuple[dict[str, int], np.ndarray, np.ndarray] | None:
         return _loaded
 
 
-def refuse_probability(asking: str, evidence: Evidence) -> float | None:
-    """The probability that the question should be refused; None when no weights are shipped."""
-    return _probability(asking, tuple(evidence_row(evidence)))
+def refuse_probability(asking: str, evidence: Evidence, encoders: SentenceEncoders = SHIPPED) -> float | None:
+    """The probability that the question should be refused; None when no weights are shipped or they
+    cannot read the encoders' vectors (the rules decide alone)."""
+    return _probability(asking, tuple(evidence_row(evidence)), encoders)
 
 
 @lru_cache(maxsize=2048)
-def _probability(asking: str, row: tuple[float, ...]) -> float | None:
+def _probability(asking: str, row: tuple[float, ...], encoders: SentenceEncoders) -> float | None:
     model = _model()
-    if model is None:
-        return None
-    vocabulary, weights, bias = model
-    inputs = np.concatenate([design([asking], vocabulary), np.asarray([row], np.float32)], axis=1)
-    return float(probabilities(inputs, weights, bias)[0][CLASSES.index("refuse")])
+    probabilities = None if model is None else read_one(model, asking, encoders, row)
+    return None if probabilities is None else float(probabilities[CLASSES.index("refuse")])

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.question.linear_reader import design, fit_classes, load_weights, probabilities
+from assistant.question.encoders import SHIPPED, SentenceEncoders
+from assistant.question.linear_reader import fit_classes, load_weights, read_one
 
 WEIGHTS = Path(__file__).resolve().parent / "intent_reader.npz"
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
@@ -45,14 +46,13 @@ def _model() -> tuple[dict[str, int], np.ndarray, np.ndarray] | None:
 
 
 @lru_cache(maxsize=2048)
-def read(asking: str) -> tuple[str, float]:
+def read(asking: str, encoders: SentenceEncoders = SHIPPED) -> tuple[str, float]:
     """The most likely intent of the asking sentences (as `intents.intent_of` reads them) and its
-    probability; ("", 0.0) when no weights are shipped."""
+    probability; ("", 0.0) when no weights are shipped or they cannot read the encoders' vectors."""
     model = _model()
-    if model is None:
+    row = None if model is None else read_one(model, asking, encoders)
+    if row is None:
         return "", 0.0
-    vocabulary, weights, bias = model
-    row = probabilities(design([asking], vocabulary), weights, bias)[0]
     best = int(row.argmax())
     return INTENTS[best], float(row[best])
 

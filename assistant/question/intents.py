@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 from assistant.question import intent_reader
+from assistant.question.encoders import SHIPPED, SentenceEncoders
+from assistant.text import content_words
 
 # what papers describe, not a concept's name ("which paper is that?" asks for a paper)
 SYSTEMS = r"paper|system|tool|framework|librar(?:y|ie)|model|project"
@@ -177,6 +179,26 @@ def asking_part(question: str) -> str:
     return " ".join(parts[i] for i in asks)
 
 
+# where one question ends and the next begins inside the asking sentences: at a question mark, or at "and"
+# before a word that opens a question ("what pip extras do I need and what does the yaml look like?")
+NEXT_QUESTION = re.compile(
+    r"\?\s+|,?\s+and\s+(?=(?:how|what|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|should"
+    r"|will|would|must|may|might)\b)",
+    re.I,
+)
+PART_WORDS = 1  # content words a part needs to ask something of its own ("and why?" leans on the first)
+
+
+def asked_parts(asking: str) -> tuple[str, ...]:
+    """The questions the asking sentences put, in order: "Which plugin, and what do jobs need?" puts two,
+    which two documents may answer. One part when they put one, or when a part asks too little alone."""
+    parts = [p.strip(" ,;:") for p in NEXT_QUESTION.split(asking.strip())]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or any(len(content_words(p)) < PART_WORDS for p in parts):
+        return (asking,)
+    return tuple(parts)
+
+
 # what people say around a question without changing it: "so what is a learning rate anyway?",
 # "ok but what even is dropout?", "what's HBM, really?", "what is an epoch, in plain words?"
 LEADING_FILLER = re.compile(
@@ -226,7 +248,7 @@ def asked_sentences(question: str) -> str:
     return without_fillers(asking_part(question)).lower().strip()
 
 
-def intent_of(question: str) -> str:
+def intent_of(question: str, encoders: SentenceEncoders = SHIPPED) -> str:
     """One of INTENTS, read by the patterns (`pattern_intent`), and by the learned reader
     (`intent_reader.py`) for a request for the literature the patterns miss.
 
@@ -239,7 +261,7 @@ def intent_of(question: str) -> str:
     to 0.56 and changed nothing else on -dev5 to -dev8 (docs/retrieval-stages.md)."""
     intent = pattern_intent(question)
     if intent == "problem":
-        read, probability = intent_reader.read(asking_part(question))
+        read, probability = intent_reader.read(asking_part(question), encoders)
         if read == "papers" and probability >= PAPERS_TRUSTED_AT:
             return "papers"
     return intent

@@ -2,9 +2,9 @@
 
 The value reader (`value_kinds.py`), the intent reader (`intent_reader.py`) and the refusal reader
 (`answer/refusal_reader.py`) each read the asking sentences the same way: their words and word pairs
-(a fixed vocabulary, binary, L2-normalised) and their MiniLM vector (the shipped ONNX encoder,
-whatever the index's embeddings), fitted by the same full-batch gradient descent. One copy of that
-model keeps a refit of any of them comparable to the others.
+(a fixed vocabulary, binary, L2-normalised) and their MiniLM vector (the readers' encoder of
+`encoders.py`, whatever the index's embeddings), fitted by the same full-batch gradient descent. One
+copy of that model keeps a refit of any of them comparable to the others.
 """
 
 from __future__ import annotations
@@ -13,8 +13,16 @@ import itertools
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from assistant.question.encoders import SHIPPED
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from assistant.question.encoders import SentenceEncoders
 
 WORD = re.compile(r"[a-z0-9$]+(?:['.\-][a-z0-9]+)*")
 MIN_COUNT = 2  # a word or pair seen once in training is noise
@@ -37,16 +45,27 @@ def word_vector(text: str, vocabulary: dict[str, int]) -> np.ndarray:
     return vector / norm if norm else vector
 
 
-def sentence_vectors(texts: list[str]) -> np.ndarray:
-    from assistant.index.embeddings import make_embedder
-
-    return np.asarray(make_embedder("local").embed_documents(texts), np.float32)
-
-
-def design(texts: list[str], vocabulary: dict[str, int]) -> np.ndarray:
-    """The model's input: both views side by side, one row per text."""
+def design(texts: list[str], vocabulary: dict[str, int], vectors: np.ndarray) -> np.ndarray:
+    """The model's input: both views side by side, one row per text (`vectors`: the texts' sentence vectors)."""
     words = np.stack([word_vector(t, vocabulary) for t in texts])
-    return np.concatenate([words, sentence_vectors(texts)], axis=1)
+    return np.concatenate([words, vectors], axis=1)
+
+
+Weights = tuple[dict[str, int], np.ndarray, np.ndarray]  # vocabulary (feature -> column), weights, bias
+
+
+def read_one(model: Weights, text: str, encoders: SentenceEncoders, extra: Sequence[float] = ()) -> np.ndarray | None:
+    """Each class's probability for one text (and `extra` columns); None when the encoders' vectors are not
+    as wide as the ones the weights were fitted on: a reader fitted on MiniLM cannot read another
+    encoder's vectors, and the patterns decide instead."""
+    vocabulary, weights, bias = model
+    vector = encoders.reader_vector(text)
+    if len(vocabulary) + vector.shape[0] + len(extra) != weights.shape[0]:
+        return None
+    inputs = design([text], vocabulary, vector[None, :])
+    if extra:
+        inputs = np.concatenate([inputs, np.asarray([extra], np.float32)], axis=1)
+    return probabilities(inputs, weights, bias)[0]
 
 
 def probabilities(inputs: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -62,6 +81,7 @@ def fit_classes(
     classes: tuple[str, ...],
     extra: np.ndarray | None = None,
     l2: float = L2,
+    encoders: SentenceEncoders = SHIPPED,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Vocabulary, weights and bias of a reader over `design`'s two views (and `extra` columns, one row
     per text, when given), fitted on (text, label) pairs: classes weighted to balance, full-batch
@@ -69,7 +89,7 @@ def fit_classes(
     (`scripts/fit_value_reader.py`), the intent reader and the refusal reader are fitted by it."""
     counts = Counter(f for t in texts for f in set(features(t)))
     vocabulary = sorted(f for f, n in counts.items() if n >= MIN_COUNT)
-    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)})
+    inputs = design(texts, {f: i for i, f in enumerate(vocabulary)}, encoders.reader_vectors(texts))
     if extra is not None:
         inputs = np.concatenate([inputs, extra.astype(np.float32)], axis=1)
     indices = np.array([classes.index(label) for label in labels])
@@ -86,7 +106,7 @@ def fit_classes(
     return vocabulary, weights, bias
 
 
-def load_weights(path: Path) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+def load_weights(path: Path) -> Weights:
     """A fitted reader's vocabulary (feature -> column), weights and bias, as `fit_classes` wrote them."""
     with np.load(path) as data:
         vocabulary = {str(f): i for i, f in enumerate(data["vocabulary"])}

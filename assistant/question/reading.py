@@ -15,10 +15,19 @@ This module also owns the `(about: ...)` suffix that offline condensing appends 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
-from assistant.question.intents import QUOTED, asking_part, compare_sides, described_sides, intent_of, subject_of
+from assistant.question.encoders import SHIPPED, SentenceEncoders
+from assistant.question.intents import (
+    QUOTED,
+    asked_parts,
+    asking_part,
+    compare_sides,
+    described_sides,
+    intent_of,
+    subject_of,
+)
 from assistant.question.names import named_things, names_in
 from assistant.question.value_kinds import asked_kind
 from assistant.text import content_words, stem, words
@@ -48,10 +57,12 @@ def own_words(question: str) -> str:
 class Reading:
     """One question as the stages read it. `text` is what is searched for: the standalone question,
     a follow-up with the subjects it leans on; every other part is read off the asker's own words.
-    `typed` is the question as the asker put it, when condensing made `text` out of it."""
+    `typed` is the question as the asker put it, when condensing made `text` out of it; `encoders` are
+    the sentence encoders the learned readers and the offline model read it with (`encoders.py`)."""
 
     text: str
     typed: str | None = None
+    encoders: SentenceEncoders = field(default=SHIPPED, compare=False, repr=False)
 
     @cached_property
     def as_asked(self) -> Reading:
@@ -59,7 +70,7 @@ class Reading:
         rewrote a follow-up into other words (then the words typed are read too)."""
         if self.typed is None or own_words(self.typed) == self.own_words:
             return self
-        return Reading(self.typed)
+        return Reading(self.typed, encoders=self.encoders)
 
     @cached_property
     def own_words(self) -> str:
@@ -77,9 +88,30 @@ class Reading:
         return asking_part(self.own_words)
 
     @cached_property
+    def parts(self) -> tuple[str, ...]:
+        """The questions the asking sentences put (`intents.asked_parts`): two when "What X, and how Y?"
+        asks two things, which two documents may answer; else the asking sentences alone."""
+        return asked_parts(self.asking)
+
+    @cached_property
+    def part_questions(self) -> tuple[str, ...]:
+        """One question per part: the own words with the other parts taken out, so each keeps the setup told
+        before it ("cloud job sits in CONFIGURING. what does that state mean"); empty for a one-part question."""
+        if len(self.parts) < 2:
+            return ()
+        out = []
+        for n in range(len(self.parts)):
+            text = self.own_words
+            for m, part in enumerate(self.parts):
+                if m != n:
+                    text = text.replace(part, " ")
+            out.append(" ".join(text.split()))
+        return tuple(out)
+
+    @cached_property
     def intent(self) -> str:
         """What the question asks for: a definition, a name, papers, a comparison, ... (`intents.INTENTS`)."""
-        return intent_of(self.own_words)
+        return intent_of(self.own_words, self.encoders)
 
     @cached_property
     def quoted(self) -> str | None:
@@ -142,4 +174,4 @@ class Reading:
     @cached_property
     def value_kind(self) -> str | None:
         """The kind of value asked for (`value_kinds.asked_kind`: a price, a date, ...), or None."""
-        return asked_kind(self.own_words, self.asking)
+        return asked_kind(self.own_words, self.asking, self.encoders)

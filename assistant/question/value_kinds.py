@@ -23,8 +23,9 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_A_NAME, asking_part
-from assistant.question.linear_reader import design, load_weights, probabilities
+from assistant.question.linear_reader import load_weights, read_one
 
 # Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
 CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
@@ -133,7 +134,7 @@ KIND_NAMES = {
 }
 
 
-def asked_kind(question: str, asking: str | None = None) -> str | None:
+def asked_kind(question: str, asking: str | None = None, encoders: SentenceEncoders = SHIPPED) -> str | None:
     """The kind of value the question asks for (`price`, `date`, ...), or None for the rest.
 
     A question that asks what a concept is called is about the concept, whatever it describes.
@@ -142,8 +143,8 @@ def asked_kind(question: str, asking: str | None = None) -> str | None:
     """
     if ASKS_FOR_A_NAME.search(question.lower()):
         return None
-    kind, probability = read(asking_part(question) if asking is None else asking)
-    if kind != "none" and probability >= KIND_TRUSTED_AT:
+    kind, probability = read(asking_part(question) if asking is None else asking, encoders)
+    if kind not in ("none", "") and probability >= KIND_TRUSTED_AT:
         return kind
     if kind == "none" and probability >= NONE_TRUSTED_AT:
         return None  # "a noisy pricing task", "the invoice went from $2k to $11k": mentioned, not asked
@@ -168,10 +169,11 @@ class ValueReader:
     def __init__(self, path: Path = WEIGHTS) -> None:
         self.vocabulary, self.weights, self.bias = load_weights(path)
 
-    def read(self, text: str) -> dict[str, float]:
-        """Each kind's probability for the asking sentences `text`."""
-        row = probabilities(design([text], self.vocabulary), self.weights, self.bias)[0]
-        return dict(zip(KINDS, (float(p) for p in row), strict=True))
+    def read(self, text: str, encoders: SentenceEncoders = SHIPPED) -> dict[str, float] | None:
+        """Each kind's probability for the asking sentences `text`; None when `encoders` are not the ones
+        the weights were fitted on."""
+        row = read_one((self.vocabulary, self.weights, self.bias), text, encoders)
+        return None if row is None else dict(zip(KINDS, (float(p) for p in row), strict=True))
 
 
 _loaded: ValueReader | None = None
@@ -187,8 +189,11 @@ def _reader() -> ValueReader:
 
 
 @lru_cache(maxsize=2048)
-def read(text: str) -> tuple[str, float]:
-    """The most likely kind for the asking sentences `text` and its probability."""
-    scores = _reader().read(text)
+def read(text: str, encoders: SentenceEncoders = SHIPPED) -> tuple[str, float]:
+    """The most likely kind for the asking sentences `text` and its probability (("", 0.0) when the
+    reader cannot read the encoders' vectors)."""
+    scores = _reader().read(text, encoders)
+    if scores is None:
+        return "", 0.0
     kind = max(scores, key=scores.__getitem__)
     return kind, scores[kind]

@@ -228,12 +228,13 @@ def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAns
     asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
-    views = entry_views(candidates, tuning, Closeness(asked))
+    views = entry_views(candidates, tuning, Closeness(asked, reading.encoders.closeness))
     intent = reading.intent
     if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
     compose = COMPOSERS.get(intent, problem_answer)
     lines = compose(reading, views, score, tuning) or problem_answer(reading, views, score, tuning)
+    lines = lines + other_parts(reading, views, lines)
     if asks_for_code(reading):
         lines = with_code_block(lines, views, reading.own_words, candidates)
     return "\n".join(sentence_first(with_what_follows(lines, candidates)))
@@ -709,6 +710,52 @@ def problem_answer(reading: Reading, views: list[EntryView], score: Scores, tuni
     if support is not None and support is not lead:
         lines.append(cite(support.text, top.entry_id))
     return lines + further_support(top, score, [lead, support]) + close_alternative(views, score)
+
+
+def other_parts(reading: Reading, views: list[EntryView], lines: list[str]) -> list[str]:
+    """For a question that asks two things of a team's documents ("which plugin, and what do jobs need?"),
+    the sentence that answers a part the answer left unsaid, from whichever section says it best: the two
+    parts are often answered in two files, and the composed answer quotes one entry.
+
+    A sentence fits a part by the part's own content words (those the other parts lack) it says, a word
+    of its section's title counting half, then by the whole question's words it says. A part is left
+    unsaid when a sentence of the context fits it better than every sentence the answer quotes; that
+    sentence is added, with its citation. Concept pages and abstracts are left as composed: their
+    answers quote the entry the whole question is about.
+    """
+    if len(reading.parts) < 2 or not views or any(v.kind != "document" for v in views):
+        return []
+    answer = " ".join(lines)
+    asked = content_words(reading.own_words)
+    added: list[str] = []
+    for n, part in enumerate(reading.parts):
+        others = set().union(*(content_words(p) for m, p in enumerate(reading.parts) if m != n))
+        own = content_words(part) - others
+        if not own:
+            continue
+        said = max((part_fit(own, asked, v, c) for v in views for c in v.sentences if c.text in answer), default=(0, 0))
+        fresh = [
+            ((part_fit(own, asked, v, c), -v.rank, -c.position), v, c)
+            for v in views
+            for c in v.sentences
+            if c.text not in answer and own & content_words(c.text)
+        ]
+        if not fresh:
+            continue
+        (fit, *_), view, candidate = max(fresh, key=lambda scored: scored[0])
+        if fit > said:
+            line = cite(titled(view, candidate), view.entry_id)
+            added.append(line)
+            answer += " " + line
+    return added
+
+
+def part_fit(own: set[str], asked: set[str], view: EntryView, candidate: Candidate) -> tuple[float, int]:
+    """How well a sentence fits one part of a question: the part's `own` words it says (a word of its
+    section's title counts half), then the whole question's words (`asked`)."""
+    words = content_words(candidate.text)
+    title = content_words(view.title)
+    return len(own & words) + 0.5 * len((own & title) - words), len(asked & words)
 
 
 def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | None]) -> list[str]:
