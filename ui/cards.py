@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assistant import Entry, plain_math
+from assistant.blocks import as_block, quoted_in, segments, table_cells
 from ui.render import KIND_LABELS, esc
 
 PLACEHOLDER = (
@@ -107,10 +108,36 @@ def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
     return parts
 
 
+def section_html(text: str, quote: str | None) -> str:
+    """A section's text: its lines as lines, the quote marked; each block (`assistant.blocks`) as code or a
+    table, escaped, marked when it is what the answer quoted."""
+    quoted = as_block(quote) if quote else None
+    out = []
+    for part, block in segments(text) or [(text, None)]:
+        if block is None:
+            out.append(f'<div class="card-lines">{highlight(part.strip(), None if quoted else quote)}</div>')
+        elif block.is_table:
+            rows = [table_cells(line) for line in block.lines]
+            html_rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+            out.append(f'<table class="card-table">{html_rows}</table>')
+        else:
+            code = f"<pre><code>{esc(chr(10).join(block.lines))}</code></pre>"
+            out.append(f"<mark>{code}</mark>" if quoted is not None and quoted_in(quoted, block.text) else code)
+    return "".join(out)
+
+
+def quote_html(quote: str) -> str:
+    """The supporting quote: a sentence as text, a quoted block as code."""
+    block = as_block(quote)
+    if block is None:
+        return f"<mark>{esc(plain_math(quote))}</mark>"
+    return section_html(quote, None)
+
+
 def _document_body(entry: Entry, quote: str | None) -> list[str]:
     """A section of a user's document: its text, then where it is (document, section, page, file)."""
     f = entry.fields
-    parts = [_section("Section text", highlight(entry.text, quote))]
+    parts = [_section("Section text", section_html(entry.text, quote))]
     where = [("Document", f.get("document")), ("Section", f.get("section")), ("Page", f.get("page"))]
     where.append(("File", f.get("path") or entry.source.rpartition(":")[0]))
     for label, value in where:
@@ -144,8 +171,7 @@ def entry_card(
     if quote:
         badge = "" if supported else ' <span class="badge-unverified">unverified</span>'
         parts.append(
-            f'<div class="card-quote"><div class="card-label">Supporting quote{badge}</div>'
-            f"<mark>{esc(plain_math(quote))}</mark></div>"
+            f'<div class="card-quote"><div class="card-label">Supporting quote{badge}</div>{quote_html(quote)}</div>'
         )
     body = {"concept": _concept_body, "document": _document_body}.get(entry.kind, _abstract_body)
     parts += body(entry, quote)

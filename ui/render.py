@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assistant import Answer, Citation, find_markers, plain_math
+from assistant.blocks import Block, has_blocks, segments, table_cells
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})
@@ -72,7 +73,32 @@ def _ref(entry_id: str, numbering: Mapping[str, int], turn: int | None, unverifi
 def render_text(
     text: str, numbering: Mapping[str, int], turn: int | None = None, unverified: frozenset[str] = frozenset()
 ) -> str:
-    """Answer text for the Chatbot: escaped, each `[ID]` marker replaced by its citation number."""
+    """Answer text for the Chatbot: escaped, each `[ID]` marker replaced by its citation number; a quoted
+    block (`assistant.blocks`) as Markdown's own: code in a fence, as written (the Chatbot's renderer
+    escapes what a fence holds), a table's rows as a table with each cell escaped."""
+    if not has_blocks(text):
+        return render_prose(text, numbering, turn, unverified)
+    out = [
+        f"\n\n{markdown_block(block)}\n\n" if block is not None else render_prose(part, numbering, turn, unverified)
+        for part, block in segments(text)
+    ]
+    return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip("\n")
+
+
+def markdown_block(block: Block) -> str:
+    """A block as Markdown: code fenced with its language; a table as a table, its cells escaped."""
+    if not block.is_table:
+        return block.text
+    rows = [[md_text(cell) for cell in table_cells(line)] for line in block.lines]
+    width = max(map(len, rows))
+    lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
+    return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
+
+
+def render_prose(
+    text: str, numbering: Mapping[str, int], turn: int | None = None, unverified: frozenset[str] = frozenset()
+) -> str:
+    """Prose for the Chatbot: escaped, each `[ID]` marker replaced by its citation number."""
     out: list[str] = []
     last = 0
     for start, end, ids in find_markers(text):
@@ -113,7 +139,7 @@ def render_answer(
     streaming keeps it until this final one, so each streamed render stays an append. A refusal
     under a filter (`kind`) says what was searched; the page offers to search all.
     """
-    parts = [render_text(plain_math(answer.text), numbering, turn, unverified_ids(answer))]
+    parts = [render_text(prose_math(answer.text), numbering, turn, unverified_ids(answer))]
     notes = [n for n in answer.notes if n]
     if answer.refused and kind:
         scope = {"concept": "concepts", "abstract": "paper abstracts"}.get(kind, kind)
@@ -124,6 +150,13 @@ def render_answer(
     if notes:
         parts.append("<br>".join(f'<span class="answer-note">Note: {md_text(n)}</span>' for n in notes))
     return "\n\n".join(parts)
+
+
+def prose_math(text: str) -> str:
+    """TeX in the prose as plain text (`plain_math`); a quoted block left as written."""
+    if not has_blocks(text):
+        return plain_math(text)
+    return "".join(part if block is not None else plain_math(part) for part, block in segments(text))
 
 
 def partial_visible(text: str) -> str:

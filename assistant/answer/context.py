@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.blocks import has_blocks, is_block, joined, units
 from assistant.text import content_words, count_tokens, rarity, split_sentences
 from assistant.types import Entry, Source
 
@@ -33,8 +34,11 @@ def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
     ending with the label (`... in host memory [1].`), the way an answer cites it: a model that copies a
     sentence copies its citation too. With the text, the block as data: its heading and lines as shown,
     without the labels, blank lines left out."""
-    heading, *rest = text.split("\n")
-    said = [split_sentences(line) for line in rest if line.strip()]
+    heading, _, body = text.partition("\n")
+    if has_blocks(body):
+        said = [[unit] if is_block(unit) else split_sentences(unit) for unit in units(body)]
+    else:
+        said = [split_sentences(line) for line in body.split("\n") if line.strip()]
     lines = [" ".join(with_label(s, label) for s in sentences) for sentences in said]
     shown = [line for line in (heading.strip(), *(" ".join(sentences).strip() for sentences in said)) if line]
     rendered = "\n".join([f"[{label}] {entry.title} ({entry.kind})", heading, *lines])
@@ -42,6 +46,8 @@ def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
 
 
 def with_label(sentence: str, label: str) -> str:
+    if is_block(sentence):  # a block's label on the line after it: the fence closes its line
+        return f"{sentence}\n[{label}]"
     body = sentence.rstrip(".!?…")  # the label goes before the sentence's closing stops
     return f"{body} [{label}]{sentence[len(body) :]}"
 
@@ -117,4 +123,4 @@ def best_sentences(texts: list[str], question: str, count: int) -> str:
     weight = {w: rarity(len(candidates), sum(w in words for words in said)) for w in asked}
     score = [sum(weight[w] for w in words) for words in said]
     chosen = sorted(sorted(range(len(candidates)), key=lambda i: (-score[i], i))[:count])
-    return "\n".join([heading, " ".join(candidates[i] for i in chosen)])
+    return "\n".join([heading, joined([candidates[i] for i in chosen])])

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from assistant.blocks import block_spans, has_blocks
+
 # [1], [1, 3], [1; 3], [#2]: square brackets only, so a "(1)" of an enumerated list stays prose
 LABEL_MARKER = re.compile(r"\[\s*#?(?P<labels>\d{1,3}(?:\s*[,;]\s*#?\d{1,3})*)\s*\]")
 UNKNOWN = "entry-{}"  # what a number no entry carries becomes: an id the verifier drops
@@ -29,7 +31,14 @@ def to_ids(text: str, labels: dict[str, str]) -> str:
         ids = [labels.get(number.lstrip("0") or "0", UNKNOWN.format(number)) for number in numbers]
         return "[" + ", ".join(dict.fromkeys(ids)) + "]"
 
-    return LABEL_MARKER.sub(rewrite, text)
+    if not has_blocks(text):
+        return LABEL_MARKER.sub(rewrite, text)
+    # a block quoted from an entry is left as written: `ports: [8080]` and `x[0]` are code, not labels
+    out, last = [], 0
+    for start, end in block_spans(text):
+        out += [LABEL_MARKER.sub(rewrite, text[last:start]), text[start:end]]
+        last = end
+    return "".join([*out, LABEL_MARKER.sub(rewrite, text[last:])])
 
 
 def stream_ids(deltas: Iterable[str], labels: dict[str, str]) -> Iterator[str]:

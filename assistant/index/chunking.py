@@ -2,7 +2,9 @@
 
 A concept page keeps its definition, example and caveat together with its title (that is
 what answers "what is X?"); technology connections and references become their own
-chunks; a long abstract splits on sentence boundaries with a sentence of overlap. Every
+chunks; a long abstract splits on sentence boundaries with a sentence of overlap. A block (code, a
+table: `assistant.blocks`) is one sentence on lines of its own, cut only when it alone is over a
+chunk, and then at line boundaries, each piece fenced again (a table's with its header). Every
 chunk starts with its entry's title, so a chunk retrieved alone still says what it is about,
 except an asked-as description (`assistant.knowledge.asked_as`): one chunk each, in the asker's words alone,
 since it stands for someone who does not know the title.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from assistant.blocks import Block, as_block, fenced, is_block, joined
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.knowledge.asked_as import descriptions_of
 from assistant.knowledge.concept_page import families, is_page_entry
@@ -49,7 +52,8 @@ class Chunker:
         if is_page_entry(entry):  # one statement per line, as in the entry text
             parts, joiner = [(f.field, f.label, f.statements) for f in families(entry.fields)], "\n"
         else:
-            parts = [(entry.kind, "", split_sentences(entry.text))]
+            # a document's sentence per line: a list item, a paragraph's end, a block stay where they were
+            parts, joiner = [(entry.kind, "", split_sentences(entry.text))], "\n" if entry.kind == "document" else " "
         out: list[Chunk] = []
         for field, label, sentences in parts:
             head = self.bounded_head(entry.title, label)
@@ -102,6 +106,11 @@ class Chunker:
                 items.extend(counted(self.cut(text, budget, head)))
         if not items:
             return [heading]
+        if any(is_block(item[0]) for item in items):  # a block stands on lines of its own: joined by a newline
+            items = [
+                (t, tokens, count_tokens("\n" + t) if n and (is_block(t) or is_block(items[n - 1][0])) else after, p)
+                for n, (t, tokens, after, p) in enumerate(items)
+            ]
         slack = 1 if joiner == "\n" else 0  # possible over-count per joint
 
         def fits(run: list[tuple[str, int, int, int]]) -> bool:
@@ -113,7 +122,7 @@ class Chunker:
                 return True
             if tokens - slack * (len(run) - 1) > limit:
                 return False
-            return self.within(head + joiner.join(item[0] for item in run), limit)
+            return self.within(head + joined([item[0] for item in run], joiner), limit)
 
         bodies: list[list[tuple[str, int, int, int]]] = []
         current: list[tuple[str, int, int, int]] = []
@@ -128,7 +137,7 @@ class Chunker:
             else:
                 current = candidate
         bodies.append(current)
-        texts = [head + joiner.join(item[0] for item in body) for body in bodies]
+        texts = [head + joined([item[0] for item in body], joiner) for body in bodies]
         if not all(self.within(text, limit) for text in texts):  # the safety check: sums were off
             return None
         return texts
@@ -144,16 +153,16 @@ class Chunker:
         current: list[str] = []
         for piece in pieces:
             candidate = [*current, piece]
-            if current and not self.within(head + joiner.join(candidate), budget + count_tokens(head)):
+            if current and not self.within(head + joined(candidate, joiner), budget + count_tokens(head)):
                 bodies.append(current)
                 keep = current[-self.overlap_sentences :] if self.overlap_sentences else []
                 current = [*keep, piece]
-                if not self.within(head + joiner.join(current), budget + count_tokens(head)):
+                if not self.within(head + joined(current, joiner), budget + count_tokens(head)):
                     current = [piece]
             else:
                 current = candidate
         bodies.append(current)
-        return [head + joiner.join(body) for body in bodies]
+        return [head + joined(body, joiner) for body in bodies]
 
     def bounded_head(self, title: str, label: str = "") -> str:
         """What every chunk of an entry starts with: its title (and label), kept to half of each budget.
@@ -193,6 +202,9 @@ class Chunker:
         limit = budget + count_tokens(head)
         if self.within(head + sentence, limit):
             return [sentence]
+        block = as_block(sentence)
+        if block is not None:
+            return self.cut_block(block, head, limit)
         words = sentence.split()
         counter = self.fits
         head_tokens = count_tokens(head)
@@ -228,6 +240,40 @@ class Chunker:
         if all(self.within(head + run, limit) for run in whole):
             return runs
         return self._cut_exact(sentence, head, limit)
+
+    def cut_block(self, block: Block, head: str, limit: int) -> list[str]:
+        """A block over a chunk, cut at line boundaries into blocks that fit, each fenced again; a table's
+        pieces each start with its header row. A line that alone does not fit is cut by words, each run a
+        line of its own."""
+        header = block.lines[:1] if block.is_table else ()
+        rows = block.lines[1:] if block.is_table else block.lines
+        room = limit - count_tokens(head + fenced(block.info, list(header)))
+        lines = [
+            part
+            for line in rows
+            for part in (
+                [line]
+                if count_tokens(line) < room and self.within(head + line, limit)
+                else self.cut_line(line, head, limit)
+            )
+        ]
+        pieces: list[str] = []
+        current: list[str] = []
+        for line in lines:
+            candidate = fenced(block.info, [*header, *current, line])
+            if current and not self.within(head + candidate, limit):
+                pieces.append(fenced(block.info, [*header, *current]))
+                current = []
+            current.append(line)
+        if current:
+            pieces.append(fenced(block.info, [*header, *current]))
+        return [piece for piece in pieces if self.within(head + piece, limit)] or self.cut(
+            " ".join(lines), limit - count_tokens(head), head
+        )
+
+    def cut_line(self, line: str, head: str, limit: int) -> list[str]:
+        """A block's line too long for a chunk with its fence: word runs that fit with room for the fence."""
+        return self.cut(line, limit - count_tokens(head) - 16, head)
 
     def _cut_exact(self, sentence: str, head: str, limit: int) -> list[str]:
         """The reference cut: every candidate run is tokenized whole."""

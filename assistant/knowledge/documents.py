@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from assistant.blocks import is_block, units
 from assistant.text import MAX_SYMBOL_RUN, clean, shorten_symbol_runs, slugify
 from assistant.types import Entry
 
@@ -153,6 +154,13 @@ class Cuts:
         return said
 
 
+def section_text(text: str) -> str:
+    """A section's text as its entry holds it: each line (a paragraph, a list item) with its spaces
+    collapsed, one line each, so a list item is never joined to the next; each block (code, a table:
+    `assistant.blocks`) kept line for line as the reader wrote it."""
+    return "\n".join(unit if is_block(unit) else clean(unit) for unit in units(text))
+
+
 def document_entries(document: Document, relative_path: str, shown: str, notes: list[str] | None = None) -> list[Entry]:
     """The entries of a document; sections without text (a heading right above another) are left out.
 
@@ -171,7 +179,7 @@ def document_entries(document: Document, relative_path: str, shown: str, notes: 
     entries: list[Entry] = []
     characters = 0
     for number, (section, anchor) in enumerate(zip(document.sections, anchors_of(document.sections), strict=True)):
-        text, runs = shorten_symbol_runs(clean(section.text))
+        text, runs = shorten_symbol_runs(section_text(section.text))
         if not text:
             continue
         if len(entries) >= MAX_SECTIONS or characters + min(len(text), MAX_SECTION_CHARS) > MAX_DOCUMENT_CHARS:

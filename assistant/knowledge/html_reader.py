@@ -1,7 +1,8 @@
 """HTML pages as documents: a section per `<h1>`-`<h6>`, read with the standard library's HTML parser.
 
 The title is `<title>`, else a first `<h1>` that opens the page, else the file name. Scripts, styles
-and templates are left out; block elements end a line, so list items and table rows stay apart.
+and templates are left out; block elements end a line, so list items and paragraphs stay apart; a
+`<pre>` is kept as a code block, line for line, and a `<table>` as a table block (`assistant.blocks`).
 Line numbers are those of the heading in the file, for the citation's source.
 
 The parser is fed SLICE characters at a time, so reading is bounded: the standard library's parser
@@ -16,7 +17,9 @@ from __future__ import annotations
 import time
 from html.parser import HTMLParser
 
+from assistant.blocks import fenced, table_text
 from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
+from assistant.text import strip_tags
 
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 SKIPPED = {"script", "style", "template", "noscript", "svg"}
@@ -39,10 +42,38 @@ class _SectionParser(HTMLParser):
         self.in_title = False
         self.in_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
         self.heading_words: list[str] = []
+        self.blocks: set[int] = set()  # indexes in `body` of the lines that are blocks (`assistant.blocks`)
+        self.pre: list[str] | None = None  # text of a <pre> being read, as written
+        self.pre_depth = 0
+        self.tables: list[list[list[list[str]]]] = []  # tables being read: rows of cells of text pieces
+
+    def add_block(self, text: str) -> None:
+        """A finished block as a line of its own."""
+        self.blocks.add(len(self.body))
+        self.body.append([text])
+        self.body.append([])
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in SKIPPED:
             self.skipping += 1
+        elif self.skipping:
+            return
+        elif tag == "pre":
+            self.pre_depth += 1
+            if self.pre is None and not self.tables:
+                self.pre = []
+        elif self.pre is not None:
+            return  # markup inside a <pre> (<code>, <b>, <span>): its text is the block's
+        elif tag == "table":
+            self.tables.append([])
+        elif self.tables and tag == "tr":
+            self.tables[-1].append([])
+        elif self.tables and tag in ("td", "th"):
+            if not self.tables[-1]:
+                self.tables[-1].append([])
+            self.tables[-1][-1].append([])
+        elif self.tables and tag in BLOCKS and self.tables[-1] and self.tables[-1][-1]:
+            self.tables[-1][-1][-1].append(" ")  # a list inside a cell: its items apart
         elif tag == "title":
             self.in_title = True
         elif tag in HEADINGS and self.skipping == 0:
@@ -52,12 +83,35 @@ class _SectionParser(HTMLParser):
             self.body.append([])
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "br":
+        if tag == "br" and self.pre is not None:
+            self.pre.append("\n")
+        elif tag == "br" and not self.tables:
             self.body.append([])
 
     def handle_endtag(self, tag: str) -> None:
         if tag in SKIPPED:
             self.skipping = max(0, self.skipping - 1)
+        elif self.skipping:
+            return
+        elif tag == "pre":
+            self.pre_depth = max(0, self.pre_depth - 1)
+            if self.pre is not None and self.pre_depth == 0:
+                lines = "".join(self.pre).strip("\n").split("\n")
+                self.pre = None
+                if any(line.strip() for line in lines):
+                    self.add_block(fenced("", [line.rstrip() for line in lines]))
+        elif self.pre is not None:
+            return
+        elif tag == "table" and self.tables:
+            table = self.tables.pop()
+            rows = [[" ".join("".join(cell).split()) for cell in row] for row in table]
+            rows = [row for row in rows if any(rows_cell for rows_cell in row)]
+            if self.tables and self.tables[-1] and self.tables[-1][-1]:  # a table inside a cell: its words
+                self.tables[-1][-1][-1].append(" ".join(" ".join(row) for row in rows))
+            elif rows:
+                self.add_block(table_text(rows))
+        elif self.tables:
+            return
         elif tag == "title":
             self.in_title = False
             self.flush_title()
@@ -84,6 +138,13 @@ class _SectionParser(HTMLParser):
             return
         elif self.in_heading is not None:
             self.heading_words.append(data)
+        elif self.pre is not None:
+            self.pre.append(data)
+        elif self.tables:
+            if self.tables[-1] and self.tables[-1][-1]:
+                self.tables[-1][-1][-1].append(data)
+            elif data.strip():  # a caption, or text between rows: a line before the table
+                self.body.append([data])
         else:
             self.body[-1].append(data)
 
@@ -97,8 +158,34 @@ class _SectionParser(HTMLParser):
         self.title_parts = []
 
     def end_section(self) -> None:
-        lines = [" ".join("".join(parts).split()) for parts in self.body]
+        self.close_blocks()
+        lines = [
+            "".join(parts) if number in self.blocks else " ".join("".join(parts).split())
+            for number, parts in enumerate(self.body)
+        ]
         self.sections.append(Section(self.heading, "\n".join(line for line in lines if line), self.start))
+        self.blocks = set()
+
+    def close_blocks(self) -> None:
+        """A <pre> or a table still open where a section ends (a heading inside it, or the page's end): what
+        was read of it is a block."""
+        if self.pre is not None:
+            self.pre_depth = 1
+            self.handle_endtag("pre")
+        while self.tables:
+            self.handle_endtag("table")
+
+
+def html_fragment_text(fragment: str) -> str:
+    """The text of a piece of HTML inside another format (an HTML block in Markdown): its lines, a
+    `<pre>` or a `<table>` in it as a block."""
+    if "<pre" not in fragment.lower() and "<table" not in fragment.lower():
+        return strip_tags(fragment)
+    parser = _SectionParser()
+    parser.feed(fragment)
+    parser.close()
+    parser.end_section()
+    return "\n".join(section.text for section in parser.sections if section.text)
 
 
 def unstick(parser: _SectionParser, limit: int) -> int:

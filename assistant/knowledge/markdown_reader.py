@@ -3,8 +3,9 @@
 The title is the front matter's `title:`, else a level-1 heading that opens the file, else the file
 name. A section's heading carries its parents below the title ("Install › Linux"), so two "Linux"
 sections under different parents read apart. Text is taken from the parsed tokens, so emphasis,
-links and tables read as plain words; code blocks are kept as they are written; a site generator's
-tags and admonition markers are taken out first (`site_markup`).
+links read as plain words; a paragraph or a list item is a line of its own; fenced and indented code
+and tables (and an HTML `<pre>` or `<table>` inside the Markdown) are kept as blocks (`assistant.blocks`),
+code line for line; a site generator's tags and admonition markers are taken out first (`site_markup`).
 
 A file over PIECE_CHARS characters is parsed in pieces that each start at a heading outside a code
 fence (else at a blank line, else wherever a line ends), so that reading can stop at the piece after
@@ -21,7 +22,9 @@ from collections.abc import Iterator
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from assistant.blocks import fenced, table_text
 from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
+from assistant.knowledge.html_reader import html_fragment_text
 from assistant.knowledge.site_markup import FENCE, without_site_markup
 from assistant.text import strip_tags
 
@@ -48,6 +51,19 @@ def inline_text(token: Token) -> str:
         elif child.type == "html_inline":
             parts.append(strip_tags(child.content))
     return "".join(parts)
+
+
+def table_rows(tokens: list[Token], start: int) -> tuple[list[list[str]], int]:
+    """The rows of the table opened at `start` (each row its cells' words), and the index after it."""
+    rows: list[list[str]] = []
+    i = start + 1
+    while i < len(tokens) and tokens[i].type != "table_close":
+        if tokens[i].type == "tr_open":
+            rows.append([])
+        elif tokens[i].type == "inline" and rows:
+            rows[-1].append(inline_text(tokens[i]))
+        i += 1
+    return [row for row in rows if any(cell.strip() for cell in row)], i + 1
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[tuple[int, str]]:
@@ -134,12 +150,18 @@ def read_markdown(text: str, notes: list[str] | None = None) -> Document:
                 start, body = line, []
                 i += 3
                 continue
+            if token.type == "table_open":
+                rows, i = table_rows(tokens, i)
+                if rows:
+                    body.append(table_text(rows) + "\n")
+                continue
             if token.type == "inline":
                 body.append(inline_text(token))
             elif token.type in ("fence", "code_block"):
-                body.append(token.content.rstrip("\n"))
+                language = token.info.strip().split(" ", 1)[0].strip("{}.") if token.type == "fence" else ""
+                body.append(fenced(language, token.content.rstrip("\n").split("\n")) + "\n")
             elif token.type == "html_block":
-                body.append(strip_tags(token.content))
+                body.append(html_fragment_text(token.content))
             elif token.type in BLOCK_ENDS and body and not body[-1].endswith("\n"):
                 body[-1] += "\n"
             i += 1

@@ -179,7 +179,8 @@ def _read(data: bytes) -> tuple[Document, list[str]]:
             empty += 1
             continue
         heading = titles.get(number) or f"Page {number}"
-        sections.append(Section(heading, text, number, page=number, anchor=f"page-{number}"))
+        # a page's lines are where the layout wrapped them, not paragraphs or list items: one run of text
+        sections.append(Section(heading, " ".join(text.split()), number, page=number, anchor=f"page-{number}"))
     if not sections:
         if over:
             raise PdfProblem(

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 
+from assistant.blocks import fenced, is_block
 from assistant.knowledge.documents import Document, Section
 from assistant.text import slugify
 
+LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
 NUMBERED = re.compile(r"^(?:\d+[.)]|[A-Z][.)]|step\s+\d+[:.]?)\s+", re.I)
 MAX_HEADING_CHARS = 80
@@ -23,19 +26,58 @@ ANCHOR_WORDS = 6
 
 
 def paragraphs(text: str) -> list[tuple[int, list[str]]]:
-    """Blank-line separated blocks with the line number each starts on."""
+    """Blank-line separated blocks with the line number each starts on; a blank line inside a code fence
+    (```` ``` ```` or `~~~`) does not end one."""
     out: list[tuple[int, list[str]]] = []
     block: list[str] = []
     start = 1
+    fence = ""
     for number, line in enumerate([*text.splitlines(), ""], start=1):
-        if line.strip():
+        opening = FENCE.match(line)
+        if opening and (not fence or (opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence))):
+            fence = "" if fence else opening.group(1)
+        if line.strip() or (fence and block):
             if not block:
                 start = number
             block.append(line.rstrip())
         elif block:
             out.append((start, block))
             block = []
+    if block:
+        out.append((start, block))
     return out
+
+
+def paragraph_text(lines: list[str]) -> str:
+    """A paragraph as a section's text holds it: its wrapped lines joined into one, a list item
+    (`- `, `* `, `1. `) starting a line of its own, a fenced code block kept as a block
+    (`assistant.blocks`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if opening:
+            marks = opening.group(1)
+            end = next(
+                (
+                    j
+                    for j in range(i + 1, len(lines))
+                    if lines[j].strip().startswith(marks[0] * len(marks)) and not lines[j].strip().strip(marks[0])
+                ),
+                None,
+            )
+            if end is not None:
+                info = lines[i].strip()[len(marks) :].strip().split(" ", 1)[0]
+                out.append(fenced(info, lines[i + 1 : end]))
+                i = end + 1
+                continue
+        line = lines[i].strip()
+        if out and not LIST_ITEM.match(line) and not is_block(out[-1]):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+        i += 1
+    return "\n".join(out)
 
 
 def hash_heading(line: str) -> str | None:
@@ -101,9 +143,9 @@ def by_headings(blocks: list[tuple[int, list[str]]], headed: list[tuple[str, lis
     for (line, lines), head in zip(blocks, headed, strict=True):
         if head is not None:
             sections.append(Section(heading, "\n\n".join(body), start))
-            heading, start, body = head[0], line, (["\n".join(head[1])] if head[1] else [])
+            heading, start, body = head[0], line, ([paragraph_text(head[1])] if head[1] else [])
         else:
-            body.append("\n".join(lines))
+            body.append(paragraph_text(lines))
     sections.append(Section(heading, "\n\n".join(body), start))
     return sections
 
@@ -114,7 +156,7 @@ def by_groups(blocks: list[tuple[int, list[str]]]) -> list[Section]:
     group: list[str] = []
     start = 1
     for line, lines in blocks:
-        paragraph = "\n".join(lines)
+        paragraph = paragraph_text(lines)
         if group and sum(len(p) for p in group) + len(paragraph) > GROUP_CHARS:
             sections.append(grouped(group, start))
             group = []

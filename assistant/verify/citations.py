@@ -17,6 +17,11 @@ answer text (the citation stays in the list with `supported=False`, and a note g
 and the reason), so a flagged claim is never read as part of the answer, in the CLI, the API or
 the UI alike. A sentence that cites nothing is kept as written; when no sentence of the answer is
 backed by a verified citation, the answer says so in its notes.
+
+A quoted block (code, a command, a config, a table's rows: `assistant.blocks`) is one claim, never
+split into sentences, and cited by a marker on the line after it; it is supported when the cited
+entry holds it verbatim (code as consecutive lines of one of its blocks, a table's header and rows as
+rows of one of its tables), and it is kept line for line.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from assistant.blocks import Block, as_block, block_spans, quoted_in
 from assistant.text import split_sentences
 from assistant.tuning import SupportSettings
 from assistant.types import Citation, Entry
@@ -91,7 +97,7 @@ def verify(
     `settings`: the support thresholds (`Settings.support`); their defaults when not given."""
     settings = settings or SupportSettings()
     known = {entry_id.lower(): entry_id for entry_id in context}
-    text = plain(text)
+    text, blocks = held_blocks(plain(text))
     dropped: list[str] = []
     pieces: list[str] = []
     last = 0
@@ -126,7 +132,26 @@ def verify(
     titles = [entry.title for entry in context.values()]  # "A Title That Asks? Part Two: sentence" is one claim
     paragraphs: list[str] = []
     notes: list[str] = []
-    for paragraph in clean.split("\n"):
+    lines = clean.split("\n")
+    for number, paragraph in enumerate(lines):
+        held = HELD.fullmatch(paragraph.strip())
+        if held:  # a quoted block: the marker line after it says what it cites
+            after = lines[number + 1] if number + 1 < len(lines) else ""
+            cites = [i for _, _, ids in find_markers(after) for i in ids] if is_marker_line(after) else []
+            block = blocks[int(held.group(1))]
+            kept_ids = check_block(block, cites, context, best, notes)
+            if after.strip() == INVENTED:  # it cited only an id that was not in the context: it goes too
+                lines[number + 1] = ""
+            elif kept_ids or not cites:
+                paragraphs.append(held.group())
+            elif paragraphs and paragraphs[-1].endswith(":") and not find_markers(paragraphs[-1]):
+                paragraphs.pop()  # the `Title:` that introduced the block goes with it
+            if cites:
+                lines[number + 1] = f"[{', '.join(kept_ids)}]" if kept_ids else ""
+            continue
+        if is_marker_line(paragraph) and number and HELD.fullmatch(lines[number - 1].strip()):
+            paragraphs.append(paragraph)  # a block's marker, already checked
+            continue
         kept: list[str] = []
         for sentence in sentences_with_markers(paragraph, titles):
             claim = claim_of(sentence)
@@ -161,7 +186,60 @@ def verify(
             # a sentence whose every citation failed is dropped: its notes say what it claimed and why
         paragraphs.append(" ".join(kept))
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(paragraphs)).strip()
+    text = HELD.sub(lambda held: blocks[int(held.group(1))].text, text)
     return Verified(text, list(best.values()), dropped, notes)
+
+
+HOLDER = "\ue001"  # stands where a quoted block was while markers are parsed (`held_blocks`)
+HELD = re.compile(f"{HOLDER}(\\d+){HOLDER}")
+
+
+def held_blocks(text: str) -> tuple[str, list[Block]]:
+    """The text with each quoted block (`assistant.blocks`) replaced by a placeholder line, and the blocks:
+    what a block says is code or a table, where `x[0]` is no marker and no sentence ends."""
+    spans = block_spans(text)
+    if not spans:
+        return text, []
+    out: list[str] = []
+    blocks: list[Block] = []
+    last = 0
+    for start, end in spans:
+        block = as_block(text[start:end].strip())
+        if block is None:
+            continue
+        out += [text[last:start], f"{HOLDER}{len(blocks)}{HOLDER}"]
+        blocks.append(block)
+        last = end
+    out.append(text[last:])
+    return "".join(out), blocks
+
+
+def is_marker_line(line: str) -> bool:
+    """A line that is only citation markers: how a quoted block is cited, on the line after it."""
+    return bool(line.strip()) and not MARKER.sub("", line).strip(" .,;")
+
+
+def check_block(
+    block: Block, cites: list[str], context: dict[str, Entry], best: dict[str, Citation], notes: list[str]
+) -> list[str]:
+    """The cited ids whose entry holds the quoted block (`blocks.quoted_in`: code line for line, a table's
+    header and rows as its rows); each citation is recorded in `best` (a sentence's quote is kept over a
+    block's) and each that does not hold it gets a note."""
+    kept = []
+    for entry_id in cites:
+        entry = context.get(entry_id)
+        if entry is None:
+            continue
+        supported = quoted_in(block, plain(entry.text))
+        if supported:
+            kept.append(entry_id)
+        else:
+            notes.append(f"{entry_id} does not hold the quoted {'table' if block.is_table else 'block'}")
+        if entry_id not in best or (supported and not best[entry_id].supported):
+            best[entry_id] = Citation(
+                entry.id, entry.title, entry.kind, entry.url, block.text, supported, 1.0 if supported else 0.0
+            )
+    return list(dict.fromkeys(kept))
 
 
 def claim_with_marker(claim: str, marker: str) -> str:

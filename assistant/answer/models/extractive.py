@@ -19,6 +19,7 @@ from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
 from assistant.answer.models.text_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
+from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
@@ -64,7 +65,7 @@ def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
         core = heading == block.title  # the title alone heads an entry's main chunk
         position = 0  # 0 = the first sentence of the main chunk
         for line in body:
-            for sentence in split_sentences(line):
+            for sentence in quotable_units(line):
                 candidates.append(
                     Candidate(
                         block.entry_id, rank, position if core else position + 1, block.kind, sentence, block.title
@@ -74,12 +75,36 @@ def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
     return candidates
 
 
+def own_text(text: str) -> str:
+    """What a candidate says of its own: a table row's cells without the header every row repeats (else
+    "default" in the question matches every row of a table headed "Default"); a sentence as it is."""
+    block = as_block(text) if text.startswith("```") else None
+    if block is None or not block.is_table or len(block.lines) < 2:
+        return text
+    return " ".join(cell for line in block.lines[1:] for cell in table_cells(line))
+
+
+def quotable_units(line: str) -> list[str]:
+    """What an answer may quote of a context line: its sentences; a code block whole (its first lines,
+    `blocks.code_quote`); a table never whole, but each row under the header (`blocks.row_quotes`)."""
+    out: list[str] = []
+    for sentence in split_sentences(line):
+        block = as_block(sentence)
+        if block is None:
+            out.append(sentence)
+        elif block.is_table:
+            out.extend(row.text for row in row_quotes(block))
+        else:
+            out.append(code_quote(block).text)
+    return out
+
+
 def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
     """Question-word coverage weighted by rarity, plus intent and rank priors. The question's words
     include the terms papers use for its shop talk (`user_terms.py`: "cards" -> GPU), so a sentence
     saying it in the literature's words counts."""
     asked = content_words(with_literature_terms(question))
-    documents = [content_words(c.text) for c in candidates]
+    documents = [content_words(own_text(c.text)) for c in candidates]
     titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
     total = len(candidates) or 1
     frequency: dict[str, int] = {}
@@ -209,7 +234,106 @@ def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAns
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
     compose = COMPOSERS.get(intent, problem_answer)
     lines = compose(reading, views, score, tuning) or problem_answer(reading, views, score, tuning)
-    return "\n".join(lines + other_parts(reading, views, lines))
+    lines = lines + other_parts(reading, views, lines)
+    if asks_for_code(reading):
+        lines = with_code_block(lines, views, reading.own_words, candidates)
+    return "\n".join(sentence_first(with_what_follows(lines, candidates)))
+
+
+INTRODUCED = 3  # sentences (list items) quoted after a document's sentence that ends with a colon
+
+
+def with_what_follows(lines: list[str], candidates: list[Candidate]) -> list[str]:
+    """A document's quoted sentence that ends with a colon ("... a .deepspeed_env file that looks like this:",
+    "Steps to follow:") says nothing without what it introduces: the block that follows it, else up to
+    INTRODUCED sentences (list items) that follow it, each quoted after it unless the answer has it."""
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        start = next(
+            (
+                n
+                for n, c in enumerate(candidates)
+                if c.kind == "document" and c.text.endswith(":") and line == cite(c.text, c.entry_id)
+            ),
+            None,
+        )
+        if start is None:
+            continue
+        lead = candidates[start]
+        following: list[Candidate] = []
+        for c in candidates[start + 1 : start + 1 + INTRODUCED]:
+            if c.entry_id != lead.entry_id or c.rank != lead.rank or (following and is_block(c.text)):
+                break
+            following.append(c)
+            if is_block(c.text) or c.text.endswith(":"):
+                break
+        out += [cited for c in following if (cited := cite(c.text, c.entry_id)) not in lines and cited not in out]
+    return out
+
+
+def sentence_first(lines: list[str]) -> list[str]:
+    """The answer led by a sentence: a code block chosen to lead follows the first sentence instead."""
+    first = next((n for n, line in enumerate(lines) if not is_cited_code(line)), 0)
+    return [lines[first], *lines[:first], *lines[first + 1 :]] if first else lines
+
+
+def is_cited_code(line: str) -> bool:
+    """A line `cite` made of a code block (and its marker on the line after)."""
+    block = line.rpartition("\n")[0]
+    return is_code(block) if block else False
+
+
+# a question that asks how to do something a command or a config answers: install, run, configure, ...
+HOW_TO = re.compile(
+    r"\bhow (?:do|can|should|would|to|does one) (?:i |we |you |one )?\b|\bhow to\b|\bsteps?\b"
+    r"|\b(?:command|commands|cli|config|configuration|configure|yaml|yml|json|toml|snippet|syntax|flags?|"
+    r"install|set ?up|enable|launch|example)\b",
+    re.I,
+)
+
+
+FOLLOWS = 2  # sentences after the lead within which a code block is the one the lead introduces
+
+
+def asks_for_code(reading: Reading) -> bool:
+    """Whether the answer should show a command or a config: the reading asks for install steps or commands
+    (`value_kinds`: howto), or the question asks how to do something."""
+    return reading.value_kind == "howto" or bool(HOW_TO.search(reading.own_words))
+
+
+def with_code_block(lines: list[str], views: list[EntryView], question: str, candidates: list[Candidate]) -> list[str]:
+    """The answer with the answering section's code block quoted verbatim right after the lead sentence, when
+    the lead's section has one (moved there when the answer quotes it further down): the block that follows
+    the lead sentence closely (within FOLLOWS sentences: "The example below ..." and its example), else the
+    one that shares most words with the question (the first on a tie)."""
+    if not lines:
+        return lines
+    cited = re.search(r"\[([^\[\]]+)\][.!?…]*$", lines[0])  # the lead's marker, as `cite` writes it
+    if cited is None:
+        return lines
+    lead_id = cited.group(1)
+    view = next((v for v in views if v.entry_id == lead_id), None)
+    code = [c for c in view.sentences if is_code(c.text)] if view is not None else []
+    if not code:
+        return lines
+    asked = content_words(question)
+    best = max(code, key=lambda c: (len(asked & content_words(block_words(c.text))), -c.position))
+    # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
+    for n, lead in enumerate(candidates):
+        if lead.entry_id == lead_id and lead.text in lines[0]:
+            following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == lead.rank]
+            introduced = next((c for c in following if c.entry_id == lead_id and is_code(c.text)), None)
+            if introduced is not None:
+                best = introduced
+                break
+    quoted = cite(best.text, lead_id)
+    return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]  # moved after the lead if quoted
+
+
+def is_code(text: str) -> bool:
+    block = as_block(text)
+    return block is not None and not block.is_table
 
 
 def best_sentence(
@@ -685,6 +809,12 @@ COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores, OfflineAnswerSe
 
 
 def cite(sentence: str, entry_id: str) -> str:
+    """The sentence and its marker: `A claim [ID].`; a block (`Title:` and a block, or a block alone) on
+    lines of its own with the marker on the line after it, where it cannot break the closing fence."""
+    fence = sentence.find("```")
+    if fence != -1 and is_block(sentence[fence:]):
+        lead = sentence[:fence].strip()
+        return f"{lead}\n" * bool(lead) + f"{sentence[fence:]}\n[{entry_id}]"
     match = re.match(r"^(.*?)([.!?…]*)$", sentence.strip(), re.S)
     assert match is not None
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
