@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # LangChain is imported when a question is first answered, no
 
     from assistant.answer.chain import AnswerChain
     from assistant.answer.models import ChatModel
+    from assistant.answer.models.data_reply import DataReplyModel
 
 log = logging.getLogger("assistant")
 
@@ -37,11 +38,12 @@ class Assistant:
     With `auto_index` (the default) a start on an index built from other paths, or from files that
     changed since, syncs it first (`sync_knowledge`); an index that is up to date costs a look at the
     manifest and a stat of each file. `embedder` and `model` replace the configured embedding and
-    chat models (tests pass fakes); `model` is a LangChain chat model or an
-    `assistant.answer.models.ChatModel` that also says what it can do. `encoders` replace the sentence
-    encoders every reading of the question uses besides the index's (`question.encoders`: the learned
-    readers' MiniLM and the offline model's static encoder); an `embedder` alone leaves them as shipped,
-    since the readers' weights were fitted on MiniLM's vectors.
+    chat models (tests pass fakes); `model` is a LangChain chat model, a model that answers from data
+    (`DataReplyModel`, as the extractive one) or an `assistant.answer.models.ChatModel` that also says
+    what it can do. `encoders` replace the sentence encoders every reading of the question uses besides
+    the index's (`question.encoders`: the learned readers' MiniLM and the offline model's static
+    encoder); an `embedder` alone leaves them as shipped, since the readers' weights were fitted on
+    MiniLM's vectors.
     """
 
     def __init__(
@@ -49,7 +51,7 @@ class Assistant:
         settings: Settings | None = None,
         *,
         embedder: Embedder | None = None,
-        model: BaseChatModel | ChatModel | None = None,
+        model: BaseChatModel | DataReplyModel | ChatModel | None = None,
         encoders: SentenceEncoders | None = None,
         auto_index: bool = True,
     ) -> None:
@@ -256,15 +258,18 @@ class Assistant:
     def chat_model(self) -> ChatModel:
         """The configured chat model (built on first use), or the one passed in."""
         if self._chat_model is None:
-            from assistant.answer.models import ChatModel, TextReplyModel, make_chat_model
+            from assistant.answer.models import ChatModel, DataReplyModel, make_chat_model
 
             if self._model is None:
                 self._chat_model = make_chat_model(self.settings)
             elif isinstance(self._model, ChatModel):
                 self._chat_model = self._model
-            else:  # a bare LangChain model: a computed reply cannot rewrite questions, a real LLM can
+            else:  # a bare model: a computed reply cannot rewrite questions, a real LLM can
+                from assistant.answer.models.text_reply import TextReplyModel  # a LangChain model was passed
+
                 name = getattr(self._model, "_llm_type", "custom")
-                self._chat_model = ChatModel(self._model, name, name, not isinstance(self._model, TextReplyModel))
+                computed = isinstance(self._model, DataReplyModel | TextReplyModel)
+                self._chat_model = ChatModel(self._model, name, name, not computed)
         return self._chat_model
 
     @property

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from assistant import Answer, Assistant, Settings
-from assistant.answer.chain import FALLBACK_NOTE, NO_VERIFIED_CLAIM
+from assistant.answer.chain import FALLBACK_NOTE, NO_VERIFIED_CLAIM, answer_prompt
 from assistant.answer.context import pack_context
 from assistant.answer.echo import ECHO_NOTE, echoes_instructions
 from assistant.answer.labels import stream_ids, to_ids
-from assistant.answer.models import ChatModel, StubChatModel
+from assistant.answer.models import ChatModel
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.errors import SettingsError
 from assistant.index.chroma_index import Index
 from assistant.tuning import RefusalSettings
@@ -172,8 +173,7 @@ def test_the_fallback_settings_are_read_and_checked() -> None:
 
 
 def test_lines_that_repeat_the_prompt_are_not_shown_and_copied_sentences_verify(settings: Settings) -> None:
-    bot = Assistant(settings)
-    system = bot.chain.prompt.format_messages(refusal="x", context="", question="q")[0].content
+    _role, system = answer_prompt(context="", question="q")[0]
     echo = (
         f"{system}\n\nContext entries:\n\n"
         "A glimmer cache keeps recently decoded attention pages in host memory [1]. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Answer, Assistant
-from assistant.answer.models import StubChatModel
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.errors import AssistantError, ModelError
 from assistant.text import split_sentences
 from tests.fake_openai import CutOff, FakeOpenAI, Reply, Status

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.answer.models import StubChatModel
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.index.chroma_index import Index
 from assistant.verify.unicode import plain
 from tests.conftest import SEED, write_glossary

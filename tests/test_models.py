@@ -13,12 +13,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from assistant.answer.models import (
     StreamCutOffError,
-    StubChatModel,
     complete,
     make_chat_model,
     model_label,
     stream_reply,
 )
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.answer.prompts import load_prompt
 from assistant.errors import ModelError, SettingsError
 from assistant.settings import Settings

@@ -21,8 +21,8 @@ import pytest
 
 from assistant import Answer, Assistant, Settings
 from assistant.answer.chain import FALLBACK_NOTE
-from assistant.answer.models import StubChatModel
 from assistant.answer.models.extractive import candidates_of, extract_answer
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.cli.commands import main
 from assistant.errors import AssistantError
 from assistant.index.chroma_index import Index

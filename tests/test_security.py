@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.answer.models import StubChatModel, model_label
+from assistant.answer.models import model_label
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.cli.commands import main
 from assistant.errors import SettingsError
 from tests.conftest import SEED

@@ -567,7 +567,7 @@ def test_handlers_never_show_a_traceback(seed_settings, caplog):
 
 def test_errors_become_friendly_messages(seed_settings, caplog):
     from assistant import Assistant
-    from assistant.answer.models import StubChatModel
+    from assistant.answer.models.text_reply import StubChatModel
     from assistant.errors import ModelError
     from ui.handlers import ChatHandlers, new_session
     from ui.render import GENERIC_ERROR
@@ -588,7 +588,8 @@ def test_errors_become_friendly_messages(seed_settings, caplog):
 
 def test_empty_index_and_cut_off_stream_are_friendly(seed_settings, tmp_path):
     from assistant import Assistant, Settings
-    from assistant.answer.models import StreamCutOffError, StubChatModel
+    from assistant.answer.models import StreamCutOffError
+    from assistant.answer.models.text_reply import StubChatModel
     from ui.handlers import ChatHandlers, new_session
 
     empty = Assistant(

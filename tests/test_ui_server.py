@@ -62,7 +62,7 @@ def test_chat_endpoint_answers_with_citations_and_refuses_off_topic(seed_setting
 
 def test_model_failure_comes_back_as_a_friendly_error(seed_settings):
     from assistant import Assistant
-    from assistant.answer.models import StubChatModel
+    from assistant.answer.models.text_reply import StubChatModel
     from assistant.errors import ModelError
 
     down = ModelError("The chat model at http://127.0.0.1:9/v1 could not be reached - start it")

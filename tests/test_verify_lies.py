@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assistant import Assistant, Settings
-from assistant.answer.models import StubChatModel
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.index.chroma_index import Index
 
 HANDBOOK = """# Platform handbook

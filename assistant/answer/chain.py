@@ -1,8 +1,10 @@
 """The retrieval chain: condense a follow-up, retrieve, pack context, prompt, generate, verify.
 
-Built from LangChain pieces (prompt templates, chat models, message types) but driven
-step by step, because each step is timed, the refusal decision sits between retrieval
-and generation, and the final Answer needs the verified text rather than the raw stream.
+Driven step by step, because each step is timed, the refusal decision sits between retrieval
+and generation, and the final Answer needs the verified text rather than the raw stream. The
+prompt is rendered from the text files in `prompts/` as (role, text) messages, which a LangChain
+chat model reads as its message types; the offline model reads data instead, so answering with it
+imports no LangChain.
 """
 
 from __future__ import annotations
@@ -12,13 +14,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from langchain_core.prompts import ChatPromptTemplate
-
 from assistant.answer.context import pack_context
 from assistant.answer.echo import ECHO_NOTE, echoes_instructions, instruction_lines, without_echo
 from assistant.answer.followups import History, discussed, format_history, refers_back, rule_condense
 from assistant.answer.labels import stream_ids, to_ids
-from assistant.answer.models import ChatModel, StreamCutOffError
+from assistant.answer.models import ChatModel, Prompt, StreamCutOffError
 from assistant.answer.prompts import load_prompt, render
 from assistant.answer.refusal import Evidence, decide, gather
 from assistant.errors import AssistantError, ModelError
@@ -123,21 +123,20 @@ class AnswerChain:
         self.retriever = retriever
         self.chat = chat
         self.encoders = encoders  # what the question's readers encode with, handed down in each Reading
-        self.prompt = ChatPromptTemplate.from_messages(
-            [("system", load_prompt("answer_system")), ("human", load_prompt("answer_user"))]
-        )
 
     def condense(self, question: str, history: History) -> str:
         """The question as it stands alone: a follow-up gets its subject from the conversation."""
         known = self.retriever.names_known
         if not refers_back(question, history, known):
             return question
-        if self.chat.rewrites_followups:
+        if self.chat.rewrites_followups:  # a LangChain chat model: LangChain is loaded
+            from langchain_core.prompts import ChatPromptTemplate
+
             from assistant.answer.models import complete
 
             messages = [("human", render("condense", history=format_history(history), question=question))]
             try:
-                rewritten = complete(self.chat.model, ChatPromptTemplate.from_messages(messages).format_messages())
+                rewritten = complete(self.chat.llm, ChatPromptTemplate.from_messages(messages).format_messages())
                 if rewritten.strip() and not echoes_instructions(rewritten.strip().splitlines()[0]):
                     return rewritten.strip().splitlines()[0]
             except ModelError:
@@ -290,8 +289,7 @@ class AnswerChain:
             question=reading.text,
             sentences=self.settings.context_sentences,
         )
-        refusal = load_prompt("refusal")
-        messages = self.prompt.format_messages(refusal=refusal, context=packed.text, question=reading.text)
+        messages = answer_prompt(packed.text, reading.text)
         t0 = time.perf_counter()
         parts: list[str] = []
         reply = self.chat.reply(reading, packed, messages, started=started)  # ends by the answer's deadline
@@ -357,6 +355,12 @@ class AnswerChain:
         answer.text, answer.citations = verified.text, verified.citations
         answer.notes[:] = [*kept, FALLBACK_NOTE]
         return True
+
+
+def answer_prompt(context: str, question: str) -> Prompt:
+    """The answer prompt: the system rules and the user turn (context, question), as (role, text) messages."""
+    values = {"refusal": load_prompt("refusal"), "context": context, "question": question}
+    return [("system", render("answer_system", **values)), ("human", render("answer_user", **values))]
 
 
 def is_refusal(text: str) -> bool:

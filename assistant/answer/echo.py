@@ -9,8 +9,7 @@ capable model writes is a word-for-word line of its instructions.
 from __future__ import annotations
 
 import re
-
-from langchain_core.messages import BaseMessage
+from collections.abc import Iterable
 
 from assistant.answer.prompts import load_prompt
 from assistant.text import content_words
@@ -19,11 +18,13 @@ from assistant.verify.unicode import plain
 ECHO_NOTE = "The model repeated lines of its instructions; they are not shown."
 
 
-def instruction_lines(messages: list[BaseMessage], context: str) -> set[str]:
-    """The prompt's own lines, context aside: the rules, the question line, the answer cue."""
+def instruction_lines(messages: Iterable[tuple[str, str]], context: str) -> set[str]:
+    """The prompt's own lines, context aside: the rules, the question line, the answer cue.
+
+    `messages` are the rendered prompt's (role, text) pairs."""
     lines: set[str] = set()
-    for message in messages:
-        text = str(message.content).replace(context, "") if context else str(message.content)
+    for _role, content in messages:
+        text = content.replace(context, "") if context else content
         lines.update(plain(line).strip() for line in text.splitlines() if line.strip())
     return lines
 

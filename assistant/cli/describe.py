@@ -160,7 +160,7 @@ def describe(
         for start in range(0, len(todo), max(1, batch_size)):
             batch = todo[start : start + max(1, batch_size)]
             prompt = batch_prompt(batch)
-            reply = complete(chat.model, [("human", prompt)], limits=limits)  # one message: small models follow it
+            reply = complete(chat.llm, [("human", prompt)], limits=limits)  # one message: small models follow it
             report.prompt_tokens += count_tokens(prompt)
             report.reply_tokens += count_tokens(reply)
             described = parse_reply(reply, batch, prompt)

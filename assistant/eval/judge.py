@@ -30,7 +30,7 @@ def make_judge(settings: Settings) -> tuple[JudgeFn | None, str]:
         return None, f"skipped: needs an openai: model, not {name}"
     from assistant.answer.models import make_chat_model
 
-    chat = make_chat_model(settings).model
+    chat = make_chat_model(settings).llm
 
     def judge_fn(q: Question, answer: Answer) -> float | None:
         prompt = render("judge", question=q.question, facts="; ".join(q.facts) or "(none listed)", answer=answer.text)

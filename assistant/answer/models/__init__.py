@@ -1,19 +1,19 @@
 """Chat models: the factory, and what each configured model can do.
 
-`make_chat_model` turns `Settings` into a `ChatModel`: the LangChain model plus the capabilities
-the chain asks about (whether it can rewrite a follow-up into a standalone question) and the
-label shown as "answered by". Capabilities are decided here, from the configuration, never by
-reading the label. Calls and failure messages are in `assistant.answer.models.calls`.
+`make_chat_model` turns `Settings` into a `ChatModel`: the model (a LangChain chat model, or a
+`DataReplyModel` that answers from data) plus the capabilities the chain asks about (whether it can
+rewrite a follow-up into a standalone question) and the label shown as "answered by". Capabilities
+are decided here, from the configuration, never by reading the label. Calls and failure messages are
+in `assistant.answer.models.calls`. LangChain is imported only for a model that is one: the offline
+model answers without it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from pydantic import SecretStr
 
 from assistant.answer.models.calls import (
     OFFLINE_HINT,
@@ -25,12 +25,14 @@ from assistant.answer.models.calls import (
     stream_chunks,
     stream_reply,
 )
-from assistant.answer.models.text_reply import DataReplyModel, StubChatModel, TextReplyModel
-from assistant.errors import SettingsError
+from assistant.answer.models.data_reply import DataReplyModel
+from assistant.errors import ModelError, SettingsError
 from assistant.redaction import PLACEHOLDER_KEY, guard_client_logs, redact, strip_userinfo
 from assistant.settings import Settings
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from assistant.answer.context import Packed
     from assistant.question.reading import Reading
 
@@ -38,10 +40,9 @@ __all__ = [
     "ChatModel",
     "DataReplyModel",
     "Limits",
+    "Prompt",
     "ReplyStream",
     "StreamCutOffError",
-    "StubChatModel",
-    "TextReplyModel",
     "complete",
     "make_chat_model",
     "model_label",
@@ -50,23 +51,31 @@ __all__ = [
 ]
 
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
+Prompt = Sequence[tuple[str, str]]  # a rendered prompt: (role, text) messages, "system" or "human"
 
 
 @dataclass(frozen=True)
 class ChatModel:
     """A configured chat model and what it can do."""
 
-    model: BaseChatModel
+    model: BaseChatModel | DataReplyModel
     name: str  # what Answer.model records: "extractive", "openai:<model>", ...
     label: str  # "answered by" in the UI, without secrets
     rewrites_followups: bool = False  # worth a call to turn a follow-up into a standalone question
 
-    def reply(
-        self, reading: Reading, packed: Packed, messages: LanguageModelInput, *, started: float | None = None
-    ) -> ReplyStream:
+    @property
+    def llm(self) -> BaseChatModel:
+        """The LangChain model, to send a prompt; a model that answers from data takes none."""
+        if isinstance(self.model, DataReplyModel):
+            raise ModelError(
+                f"The {self.model._llm_type} model answers from the question and its entries, not from a prompt"
+            )
+        return self.model
+
+    def reply(self, reading: Reading, packed: Packed, messages: Prompt, *, started: float | None = None) -> ReplyStream:
         """The answer's text deltas, within the model's limits (`stream_reply`): a model that answers from
         data (the offline extractive one) gets the question's reading and the packed entries, any other
-        the rendered prompt `messages`."""
+        the rendered prompt `messages` ((role, text) pairs, which LangChain reads as its messages)."""
         model = self.model
         if isinstance(model, DataReplyModel):
             return stream_chunks(model, lambda: model.answer_chunks(reading, packed), started=started)
@@ -83,6 +92,7 @@ def make_chat_model(settings: Settings) -> ChatModel:
                 f" - set one, or {OFFLINE_HINT}"
             )
         from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
 
         guard_client_logs(settings.openai_api_key)
         model = ChatOpenAI(
@@ -100,6 +110,8 @@ def make_chat_model(settings: Settings) -> ChatModel:
         )
         return ChatModel(model, name, model_label(settings), rewrites_followups=True)
     if name == "stub":
+        from assistant.answer.models.text_reply import StubChatModel
+
         return ChatModel(StubChatModel(), name, model_label(settings))
     if name == "extractive":
         from assistant.answer.models.extractive import ExtractiveChatModel

@@ -32,15 +32,17 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langchain_core import exceptions as lc
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
-
 from assistant.answer.models.repetition import Repetition
 from assistant.errors import ModelError
 from assistant.redaction import redact, strip_userinfo
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # LangChain is imported by the models that are LangChain models, not for the offline one
+    from langchain_core.language_models import BaseChatModel, LanguageModelInput
+
+    from assistant.answer.models.data_reply import DataReplyModel
     from assistant.settings import Settings
+
+    AnyModel = BaseChatModel | DataReplyModel  # what a reply is read from
 
 OFFLINE_HINT = "set ASSISTANT_MODEL=extractive"
 CUT_OFF_MESSAGE = "The model's reply was cut off half-way - ask again"
@@ -169,7 +171,7 @@ def http_client(limits: Limits) -> Any:
     return Client(event_hooks={"request": [_on_request], "response": [_on_response]})
 
 
-def limits_of(model: BaseChatModel) -> Limits:
+def limits_of(model: AnyModel) -> Limits:
     """The limits the factory attached to `model`'s HTTP client; the defaults for other models."""
     limits = getattr(getattr(model, "http_client", None), "assistant_limits", None)
     return limits if isinstance(limits, Limits) else Limits()
@@ -243,7 +245,7 @@ class ReplyStream(Iterator[str]):
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: AnyModel,
         produce: Callable[[], Iterable[Any]],
         limits: Limits,
         deadline_at: float,
@@ -360,7 +362,7 @@ def stream_reply(
 
 
 def stream_chunks(
-    model: BaseChatModel,
+    model: AnyModel,
     chunks: Callable[[], Iterable[Any]],
     *,
     started: float | None = None,
@@ -382,7 +384,7 @@ def complete(model: BaseChatModel, messages: LanguageModelInput, *, limits: Limi
 # --- failure messages ---------------------------------------------------------------------------
 
 
-def translate(err: Exception, model: BaseChatModel, call: _Call | None = None) -> ModelError:
+def translate(err: Exception, model: AnyModel, call: _Call | None = None) -> ModelError:
     """A model failure as a one-line `ModelError`; anything else (a bug) is re-raised as it is."""
     message = _message(err, model)
     if message is None and call is not None and call.over_http:
@@ -396,7 +398,7 @@ def translate(err: Exception, model: BaseChatModel, call: _Call | None = None) -
     return ModelError(redact(message, _api_key(model)))
 
 
-def _not_a_reply(model: BaseChatModel, call: _Call) -> str | None:
+def _not_a_reply(model: AnyModel, call: _Call) -> str | None:
     """A message when the server answered with something other than chat-completion JSON or events."""
     kinds = [kind for kind in call.content_types if kind not in ("text/event-stream", "application/json")]
     if not kinds and call.asked_stream and call.content_types[-1:] == ["application/json"]:
@@ -413,8 +415,10 @@ def _not_a_reply(model: BaseChatModel, call: _Call) -> str | None:
     )
 
 
-def _message(err: BaseException, model: BaseChatModel) -> str | None:
+def _message(err: BaseException, model: AnyModel) -> str | None:
     """One line naming the fix for a model failure; None when `err` is not one."""
+    from langchain_core import exceptions as lc  # only once a model has failed
+
     who, status = _who(model), getattr(err, "status_code", None)
     names = {cls.__name__ for cls in type(err).__mro__}
     if isinstance(err, lc.ModelTimeoutError | TimeoutError) or any("Timeout" in n for n in names):
@@ -468,13 +472,13 @@ def _connection_reason(err: BaseException) -> str | None:
     return None
 
 
-def _who(model: BaseChatModel) -> str:
+def _who(model: AnyModel) -> str:
     client = getattr(model, "root_client", None)
     url = getattr(model, "openai_api_base", None) or getattr(client, "base_url", None)
     return f"The chat model at {strip_userinfo(str(url))}" if url else f"The chat model ({model._llm_type})"
 
 
-def _api_key(model: BaseChatModel) -> str | None:
+def _api_key(model: AnyModel) -> str | None:
     secret = getattr(model, "openai_api_key", None)
     key = getattr(secret, "get_secret_value", lambda: secret)()
     return key if isinstance(key, str) else None

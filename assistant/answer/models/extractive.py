@@ -13,11 +13,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import Field
-
 from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
-from assistant.answer.models.text_reply import DataReplyModel
+from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
 from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
@@ -820,14 +818,15 @@ def cite(sentence: str, entry_id: str) -> str:
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
 
 
+@dataclass
 class ExtractiveChatModel(DataReplyModel):
-    """A LangChain chat model with no network: quotes the context (see module docstring)."""
+    """The offline chat model: no network, quotes the context (see module docstring)."""
+
+    tuning: OfflineAnswerSettings = field(default_factory=OfflineAnswerSettings)  # `Settings.offline_answer`
 
     @property
     def _llm_type(self) -> str:
         return "extractive"
-
-    tuning: OfflineAnswerSettings = Field(default_factory=OfflineAnswerSettings)  # `Settings.offline_answer`
 
     def answer(self, reading: Reading, packed: Packed) -> str:
         return extract_answer(reading, packed.blocks, self.tuning)

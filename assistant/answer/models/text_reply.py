@@ -1,16 +1,14 @@
-"""Chat models whose reply is computed as one string, then streamed a word at a time.
+"""LangChain chat models whose reply is computed as one string, then streamed a word at a time.
 
-The offline extractive model and the scripted test stub are both LangChain `BaseChatModel`s
-of this kind. The stub is driven exactly as an OpenAI-compatible model is, by the rendered prompt;
-the extractive model (a `DataReplyModel`) answers from the question's reading and the packed
-entries as data, so it never parses a prompt back.
+The scripted test stub is one: it is driven exactly as an OpenAI-compatible model is, by the
+rendered prompt. (The offline extractive model answers from the question's reading and the packed
+entries as data, `data_reply.DataReplyModel`, and is no LangChain model.)
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -18,17 +16,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field
 
+from assistant.answer.models.data_reply import pieces
 from assistant.answer.prompts import load_prompt
-from assistant.errors import ModelError
-
-if TYPE_CHECKING:
-    from assistant.answer.context import Packed
-    from assistant.question.reading import Reading
-
-
-def pieces(text: str) -> list[str]:
-    """The reply as it is streamed: a word at a time, each with the spaces around it."""
-    return re.findall(r"\s*\S+\s*", text) or [text]
 
 
 class TextReplyModel(BaseChatModel):
@@ -59,25 +48,6 @@ class TextReplyModel(BaseChatModel):
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
-
-
-class DataReplyModel(TextReplyModel):
-    """A model that answers from the question's reading and the packed entries, as data (`answer`).
-
-    Sent a prompt it refuses to answer: reading its question and entries back out of the rendered
-    text would make it depend on the prompt's wording (`ChatModel.reply` hands it the data).
-    """
-
-    def answer(self, reading: Reading, packed: Packed) -> str:
-        raise NotImplementedError
-
-    def answer_chunks(self, reading: Reading, packed: Packed) -> Iterator[AIMessageChunk]:
-        """The answer streamed a word at a time, as a chat model streams its reply."""
-        for piece in pieces(self.answer(reading, packed)):
-            yield AIMessageChunk(content=piece)
-
-    def _reply(self, messages: list[BaseMessage]) -> str:
-        raise ModelError(f"The {self._llm_type} model answers from the question and its entries, not from a prompt")
 
 
 def default_stub_reply() -> str:
