@@ -135,6 +135,37 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
+def more_tokens_than(text: str, limit: int) -> bool:
+    """Whether `text` is more than `limit` tokens. A token is at least one UTF-8 byte, so a text of at
+    most `limit` bytes is not, and the tokenizer (a 100,000-entry table to load) is not needed to tell."""
+    return len(text.encode("utf-8")) > limit and count_tokens(text) > limit
+
+
+class TokenBudget:
+    """Tokens spent of a budget, counted only when it matters: while the texts' UTF-8 bytes (at least
+    their tokens) fit, nothing is tokenized; past that, the texts are counted exactly."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._counted = 0  # tokens of the texts counted so far
+        self._pending: list[str] = []  # texts spent but not counted
+        self._bound = 0  # at least the tokens spent: the counted tokens plus the pending texts' bytes
+
+    def take(self, text: str, *, always: bool = False) -> bool:
+        """Spend `text`'s tokens when they fit in what is left (or `always`); whether they were spent."""
+        size = len(text.encode("utf-8"))
+        if self._bound + size <= self.budget:
+            self._pending.append(text)
+            self._bound += size
+            return True
+        counted = self._counted + sum(count_tokens(t) for t in self._pending)
+        cost = count_tokens(text)
+        taken = counted + cost <= self.budget or always
+        self._counted = self._bound = counted + cost if taken else counted
+        self._pending = []
+        return taken
+
+
 def truncate_tokens(text: str, limit: int) -> str:
     tokens = encoding().encode(text, disallowed_special=())
     return text if len(tokens) <= limit else encoding().decode(tokens[:limit])

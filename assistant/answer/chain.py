@@ -28,7 +28,7 @@ from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
 from assistant.question.reading import Reading
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
-from assistant.text import count_tokens, split_sentences, truncate_tokens
+from assistant.text import more_tokens_than, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 from assistant.verify.citations import verify
 from assistant.verify.unicode import plain
@@ -70,7 +70,7 @@ def clean_question(question: str, settings: Settings) -> Prepared:
     if not text:
         raise AssistantError("The question is empty - type a question, e.g. 'What is a GPU?'")
     notes = []
-    if len(question) > limit or count_tokens(text) > settings.question_tokens:
+    if len(question) > limit or more_tokens_than(text, settings.question_tokens):
         text = truncate_tokens(text, settings.question_tokens).strip()
         notes.append(f"The question was longer than {settings.question_tokens} tokens; only its start was used.")
     return Prepared(text, text, notes)
@@ -101,7 +101,7 @@ def clean_history(history: History, settings: Settings) -> History:
     out: History = []
     for role, text in history:
         text = one_line(str(text)[: settings.question_chars])
-        if len(text) * 4 > settings.question_tokens and count_tokens(text) > settings.question_tokens:
+        if more_tokens_than(text, settings.question_tokens):
             text = truncate_tokens(text, settings.question_tokens).strip()
         out.append((role, text))
     return out

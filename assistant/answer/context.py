@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from assistant.blocks import has_blocks, is_block, joined, units
-from assistant.text import content_words, count_tokens, rarity, split_sentences
+from assistant.text import TokenBudget, content_words, rarity, split_sentences
 from assistant.types import Entry, Source
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def pack_context(
     """
     blocks: list[str] = []
     packed = Packed("")
-    used = 0
+    spent = TokenBudget(budget)
     for rank, source in enumerate(sources):
         entry = index.entry(source.entry_id)
         if entry is None:
@@ -100,14 +100,12 @@ def pack_context(
         label = next((n for n, known in packed.labels.items() if known == entry.id), str(len(packed.labels) + 1))
         for text in texts:
             block, data = render_block(entry, text, label)
-            cost = count_tokens(block)
-            if used + cost > budget and blocks:
+            if not spent.take(block, always=not blocks):  # the first block goes in whatever its size
                 break
             blocks.append(block)
             packed.blocks.append(data)
             packed.entries[entry.id] = entry
             packed.labels[label] = entry.id
-            used += cost
     packed.text = "\n\n".join(blocks)
     return packed
 
