@@ -156,6 +156,13 @@ class Assistant:
         if not self._index.is_empty and self._index.mismatch is None:
             self._retriever.retrieve("loading", k=1)
 
+    def is_current(self) -> bool:
+        """Whether this Assistant answers as a new one on this home would: from the committed generation,
+        which holds the configured knowledge as it is on disk (no sync due). A running server checks it
+        before it answers for `assistant ask`."""
+        index = self._index
+        return index.mismatch is None and index.committed() == index.loaded and index.stale_reason() is None
+
     def refresh(self) -> bool:
         """Switch to a newer committed generation, when there is one; True when it switched.
 

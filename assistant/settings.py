@@ -6,10 +6,11 @@ Nothing else in the package reads ``os.environ`` for configuration; tests build 
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from assistant.errors import SettingsError
@@ -19,6 +20,11 @@ RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
 RERANKERS = ("learned", "maxsim", "off")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
+# fields that change how a server or a sync runs, never what a question is answered with
+NOT_ANSWERING = frozenset(
+    {"home", "follows_home", "refresh_seconds", "lease_seconds", "sync_at_start", "commit_pause"}
+    | {"host", "port", "ui_auth", "trusted_proxies"}
+)
 # the request field that bounds a reply's length on the server (assistant.answer.models.token_fields)
 TOKEN_PARAMS = ("auto", "max_tokens", "max_completion_tokens")
 
@@ -208,6 +214,15 @@ class Settings:
     def max_reply_chars(self) -> int:
         """Characters of a reply read (and verified): room for `max_tokens` of any sane tokenizer."""
         return max(2000, self.max_tokens * 8)
+
+    def answering_digest(self) -> str:
+        """A digest of every setting that can change an answer (the model, its server and key, the
+        knowledge as absolute paths, every tuned number): two processes whose digests agree answer a
+        question alike from the same index. `assistant ask` compares it with a running server's."""
+        values = {f.name: repr(getattr(self, f.name)) for f in fields(self) if f.name not in NOT_ANSWERING}
+        values["knowledge"] = repr(sorted(str(Path(p).expanduser().resolve()) for p in self.knowledge))
+        values["model"] = repr(self.resolved_model)  # "auto" is the model it stands for
+        return hashlib.sha256(repr(sorted(values.items())).encode("utf-8")).hexdigest()
 
     @property
     def resolved_model(self) -> str:

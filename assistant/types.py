@@ -114,6 +114,20 @@ class Answer:
             "notes": list(self.notes),
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        """The Answer `to_dict` wrote (a served answer read back); KeyError or TypeError when it is not one."""
+        return cls(
+            question=str(data["question"]),
+            text=str(data["text"]),
+            citations=[Citation(**c) for c in data["citations"]],
+            sources=[Source(**s) for s in data["sources"]],
+            refused=bool(data["refused"]),
+            model=str(data["model"]),
+            timings={str(k): float(v) for k, v in data["timings"].items()},
+            notes=[str(n) for n in data["notes"]],
+        )
+
 
 @dataclass(frozen=True)
 class KnowledgeStatus:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import secrets
 import socket
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from ui.auth import ClientAddressMiddleware, LoginThrottle, trusted_proxies_for_
 from ui.bridge import BRIDGE_JS
 from ui.cards import PLACEHOLDER
 from ui.handlers import FILTERS, ChatHandlers, new_session
+from ui.local_api import ask_route
 from ui.memory import IDLE_SECONDS, MAX_SESSIONS, SessionSweeper  # what is kept per session (ui.memory)
 
 log = logging.getLogger("assistant")
@@ -121,11 +123,15 @@ def build_app(assistant: Assistant) -> gr.Blocks:
     return app
 
 
-def app_kwargs() -> dict[str, Any]:
-    """Gradio's FastAPI app gets the client address (for the login backoff) and the idle-session sweep."""
+def app_kwargs(assistant: Assistant, token: str) -> dict[str, Any]:
+    """Gradio's FastAPI app gets the client address (for the login backoff), the idle-session sweep, and
+    the route that answers `assistant ask` on this home for callers holding `token` (`ui.local_api`)."""
     from starlette.middleware import Middleware
 
-    return {"middleware": [Middleware(ClientAddressMiddleware), Middleware(SessionSweeper)]}
+    return {
+        "middleware": [Middleware(ClientAddressMiddleware), Middleware(SessionSweeper)],
+        "routes": [ask_route(assistant, token, CONCURRENCY)],
+    }
 
 
 def theme() -> gr.themes.Base:
@@ -169,6 +175,7 @@ def serve(
     bot.load()
     app = build_app(bot)
     app.queue(default_concurrency_limit=CONCURRENCY)
+    token = secrets.token_urlsafe(32)  # `assistant ask` on this home sends it (in the serving marker)
     try:
         with trusted_proxies_for_launch(settings.trusted_proxies):  # whose X-Forwarded-For names the client
             app.launch(
@@ -188,11 +195,12 @@ def serve(
                 theme=theme(),
                 css_paths=[CSS_PATH] if CSS_PATH.exists() else None,
                 head=HEAD,
-                app_kwargs=app_kwargs(),
+                app_kwargs=app_kwargs(bot, token),
             )
     except OSError as error:  # taken between the check and the launch
         raise SettingsError(port_in_use(host, port)) from error
-    if mark_serving(settings.home, bot.settings.knowledge) is None:  # the knowledge followed, not the default
+    # the knowledge followed (not the default), and where `assistant ask` on this home can send its question
+    if mark_serving(settings.home, bot.settings.knowledge, url=app.local_url, token=token) is None:
         log.info("The home %s cannot be written: no serving marker (a sync there cannot run either)", settings.home)
     if settings.chroma_url:  # other machines commit to the server: follow them
         bot.follow_commits()

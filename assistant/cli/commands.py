@@ -256,6 +256,15 @@ def cmd_describe(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from assistant.cli.running_server import served_answer
+
+    served = served_answer(settings, args.question)  # an `assistant serve` on this home has everything loaded
+    if served is not None:
+        answer, url = served
+        print(terminal_json(answer.to_dict()) if args.json else format_answer(answer))
+        print(terminal_text(f"answered by the assistant serve running on this home ({url})"), file=sys.stderr)
+        return 0
+
     from assistant.answer.models import StreamCutOffError
     from assistant.assistant import Assistant
 

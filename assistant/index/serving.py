@@ -8,6 +8,11 @@ server is alive - the pid exists and started when the file says, so a reused pid
 and serves other knowledge, the sync refuses in one line instead of changing the index under it.
 A marker left by a server that died is ignored (and replaced by the next server). A home that
 cannot be written gets no marker; its index cannot be synced either.
+
+The marker also gives the server's address and a token made for this run (the file is readable by
+its owner only): `assistant ask` on the same home sends its question there (`ASK_ROUTE`) with the
+token, which proves to the server that the caller can read this home, instead of loading the index
+itself (`assistant.cli.running_server`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from assistant.errors import SettingsError
 
 MARKER = "serving.json"
+ASK_ROUTE = "/assistant/ask"  # where a server answers `assistant ask` for callers holding its token
 
 
 def process_start(pid: int) -> str | None:
@@ -43,14 +49,23 @@ def knowledge_key(paths: Iterable[Path | str]) -> list[str]:
     return sorted(str(Path(p).expanduser().resolve()) for p in paths)
 
 
-def mark_serving(home: Path, knowledge: Iterable[Path | str]) -> Path | None:
-    """Say in `home` that this process serves `knowledge`; None when the home cannot be written."""
+def mark_serving(
+    home: Path, knowledge: Iterable[Path | str], *, url: str | None = None, token: str | None = None
+) -> Path | None:
+    """Say in `home` that this process serves `knowledge` (at `url`, answering `ASK_ROUTE` for callers
+    that send `token`); None when the home cannot be written."""
     path = Path(home) / MARKER
     record = {"pid": os.getpid(), "started": process_start(os.getpid()), "knowledge": knowledge_key(knowledge)}
+    if url and token:
+        record |= {"url": url, "token": token}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # the token: owner only
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
         temporary.replace(path)
     except OSError:
         return None
