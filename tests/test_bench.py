@@ -89,6 +89,7 @@ def small_results(p50_at_100k: float | None) -> dict:
             "questions": 3,
             "search_ms": summarise([20.0, 25.0, 30.0]),
             "cold_start": {"runs_s": [8.0, 9.0], "median_s": 8.5},
+            "served": {"ready_runs_s": [4.0], "ask_runs_s": [0.25]},
         },
         "scale": [{"chunks": 10_000, "entries": 5000, "search_ms": summarise([30.0]), "disk_bytes": 2**20}],
         "langchain": {"corpus": "mlsys", "chunks": 5000, "ours_chunks": 3818, "chunks_ratio": 1.31, "query_ms": {}},
@@ -101,10 +102,11 @@ def small_results(p50_at_100k: float | None) -> dict:
 
 
 def test_targets_use_mlsys_and_the_100k_point() -> None:
-    overhead, resync, search = targets(small_results(61.0))
+    overhead, resync, search, cold = targets(small_results(61.0))
     assert (overhead["value"], overhead["met"], overhead["basis"]) == (0.9, True, "mlsys")
     assert (resync["value"], resync["met"]) == (0.5, True)
     assert (search["value"], search["met"], search["profile"]) == (61.0, False, "search_100000")
+    assert (cold["value"], cold["met"], cold["basis"]) == (8.5, False, "2 fresh processes")
     quick = targets(small_results(None))[2]
     assert quick["met"] is None and "not measured" in quick["basis"]
 
@@ -115,6 +117,8 @@ def test_results_md_has_the_tables_and_profiles_only_for_misses() -> None:
     assert "| corpus | entries | chunks | sync s | of it encoding s |" in missed
     assert "| mlsys | 2,107 | 3,818 | 150.00 | – |" in missed
     assert "| search() | 3 | 25.0 | 29.5 |" in missed
+    assert "| `assistant serve` until Ready | 1 | 4,000.0 |" in missed
+    assert "| `assistant ask` answered by a running serve | 1 | 250.0 |" in missed
     assert "| 100,000 | 52,000 |" in missed
     assert "recipe ÷ ours" in missed
     assert "PROFILE-OF-SEARCH" in missed and "PROFILE-OF-RESYNC" not in missed

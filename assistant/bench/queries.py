@@ -66,12 +66,22 @@ def query_embedding(embedder: Any, questions: list[str]) -> dict[str, Any]:
     return {"embed_query_ms": summarise(latencies(embedder.embed_query, questions, 5))}
 
 
-def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
-    """`assistant ask "What is a GPU?"` as a fresh process on an existing index: start to answer."""
+def cli_command() -> list[str]:
+    """The `assistant` command of this interpreter's environment (its script, else `python -m assistant`)."""
     script = Path(sys.executable).with_name("assistant")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "assistant"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "assistant"]
+
+
+def cli_env(home: Path, knowledge: Path) -> dict[str, str]:
+    """The environment of a user's shell with this home and knowledge, the offline model and no other settings."""
     env = offline_env({k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))})
     env.update({"ASSISTANT_HOME": str(home), "ASSISTANT_KNOWLEDGE": str(knowledge), "ASSISTANT_MODEL": "extractive"})
+    return env
+
+
+def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
+    """`assistant ask "What is a GPU?"` as a fresh process on an existing index: start to answer."""
+    command, env = cli_command(), cli_env(home, knowledge)
     seconds, answer_ms, lines = [], [], ""
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -89,6 +99,49 @@ def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
         "median_s": round(statistics.median(seconds), 3),
         "answer_ms": summarise(answer_ms) if answer_ms else None,
         "answer_first_line": lines.splitlines()[0][:160] if lines else "",
+    }
+
+
+def served_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
+    """`assistant serve` on `home` from its start to its `Ready` line, then `assistant ask "What is a GPU?"`
+    as a fresh process that the running server answers; `runs` servers, one after the other."""
+    import socket
+
+    command, env = cli_command(), {**cli_env(home, knowledge), "GRADIO_ANALYTICS_ENABLED": "False"}
+    ready, asked = [], []
+    for _ in range(runs):
+        with socket.socket() as sock:  # a free port
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        t0 = time.perf_counter()
+        server = subprocess.Popen(
+            [*command, "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()  # blocks until ready (or exit)
+            if not line.startswith("Ready:"):
+                return {"error": f"serve did not start: {line.strip()}"}
+            ready.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                [*command, "ask", COLD_QUESTION], env=env, capture_output=True, text=True, timeout=300
+            )
+            asked.append(time.perf_counter() - t0)
+            if done.returncode != 0 or "answered by the assistant serve" not in done.stderr:
+                return {"error": f"not answered by the server: {done.stderr.strip()[-500:]}"}
+        finally:
+            server.terminate()  # SIGTERM: it removes its serving marker
+            server.communicate(timeout=60)
+    return {
+        "ready_runs_s": [round(s, 3) for s in ready],
+        "ready_median_s": round(statistics.median(ready), 3),
+        "ask_runs_s": [round(s, 3) for s in asked],
+        "ask_median_s": round(statistics.median(asked), 3),
     }
 
 

@@ -7,7 +7,8 @@ come. Everything runs in temporary ASSISTANT_HOME folders; the repo's index is n
   share of sync time spent encoding), the raw encoder on the same chunk texts, and the
   time of a no-change re-sync; a cProfile of a sync with free encoding shows the rest;
 - queries: warm search() and ask() (extractive and stub models) over the mlsys questions,
-  query embedding alone, and the cold start of `assistant ask "What is a GPU?"`;
+  query embedding alone, the cold start of `assistant ask "What is a GPU?"` (median of 3 fresh
+  processes), `assistant serve` until it is ready, and `assistant ask` answered by that server;
 - scale: the mlsys index grown with generated entries to 10,000 and 100,000 chunks
   (assistant/bench/scale.py), searched in a child process that reports its peak memory;
 - replicas: a `chroma run` server synced with the same corpus, a replica's start from an empty home
@@ -139,6 +140,12 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
                 say(f"  {key[:-3]}: p50 {queries[key]['p50']:.1f} ms, p95 {queries[key]['p95']:.1f} ms")
         queries["cold_start"] = bench_query.cold_start(temp / "seed", corpora["seed"], 1 if quick else 3)
         say(f"  cold start of assistant ask: {queries['cold_start'].get('runs_s')} s")
+        queries["served"] = bench_query.served_start(temp / "seed", corpora["seed"], 1 if quick else 3)
+        served = queries["served"]
+        say(
+            f"  assistant serve until Ready: {served.get('ready_runs_s')} s; "
+            f"ask answered by it: {served.get('ask_runs_s')} s"
+        )
 
         say(f"\nthe plain LangChain recipe on {main}")
         recipe = bench_query.measure_recipe(
