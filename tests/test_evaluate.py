@@ -328,7 +328,7 @@ def test_judge_with_openai_model(qfile, tmp_path, factory, monkeypatch, capsys):
             return types.SimpleNamespace(content="partially")
 
     fake_models = types.ModuleType("assistant.answer.models")
-    fake_models.make_chat_model = lambda settings: types.SimpleNamespace(model=FakeChat())
+    fake_models.make_chat_model = lambda settings: types.SimpleNamespace(llm=FakeChat())
     monkeypatch.setitem(sys.modules, "assistant.answer.models", fake_models)
     settings = SETTINGS.with_(model="openai:gpt-4o-mini")
     ev.run(settings, qfile, tmp_path / "out", assistant_factory=factory, judge=True, modes=())

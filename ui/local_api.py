@@ -19,8 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from assistant import Assistant
-from assistant.errors import AssistantError
+from assistant import Assistant, AssistantError
 from assistant.index.serving import ASK_ROUTE
 
 
