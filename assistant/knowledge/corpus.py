@@ -25,7 +25,6 @@ from assistant.knowledge.concept_page import is_concept_page, parse_concept_page
 from assistant.knowledge.documents import Document, document_entries
 from assistant.knowledge.html_reader import read_html
 from assistant.knowledge.ignore import ignore_rules
-from assistant.knowledge.markdown_reader import read_markdown
 from assistant.knowledge.paper_links import linked_paper
 from assistant.knowledge.pdf_reader import PdfProblem, read_pdf
 from assistant.knowledge.text_reader import read_text_document
@@ -407,7 +406,12 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
     text = read_text(path, corpus, MAX_DOCUMENT_BYTES)
     if text is None:
         return
-    document = read_markdown(text, notes) if suffix in MARKDOWN_SUFFIXES else read_html(text, notes)
+    if suffix in MARKDOWN_SUFFIXES:
+        from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
+
+        document = read_markdown(text, notes)
+    else:
+        document = read_html(text, notes)
     corpus.notes.extend(f"{shown}: {note}" for note in notes)
     add_document(document, relative, shown, corpus)
 
