@@ -12,7 +12,6 @@ caller answers in-process. Standard library only: nothing heavy is imported to a
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
 from assistant.index.freshness import followed_knowledge
@@ -29,6 +28,8 @@ def served_answer(settings: Settings, question: str) -> tuple[Answer, str] | Non
     url, token = (record or {}).get("url"), (record or {}).get("token")
     if not isinstance(url, str) or not isinstance(token, str):
         return None  # no live server, or one that does not answer the command line
+    import urllib.request  # only with a server to ask (http.client, ssl: not needed to answer in-process)
+
     digest = followed_knowledge(settings).answering_digest()
     body = json.dumps({"question": question, "token": token, "settings": digest}).encode("utf-8")
     request = urllib.request.Request(
