@@ -104,11 +104,13 @@ def cold_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
 
 def served_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
     """`assistant serve` on `home` from its start to its `Ready` line, then `assistant ask "What is a GPU?"`
-    as a fresh process that the running server answers; `runs` servers, one after the other."""
+    twice as fresh processes that the running server answers (its first question loads what `Ready` leaves
+    to it, such as the tokenizer; the second is the usual case); `runs` servers, one after the other."""
     import socket
 
     command, env = cli_command(), {**cli_env(home, knowledge), "GRADIO_ANALYTICS_ENABLED": "False"}
-    ready, asked = [], []
+    ready: list[float] = []
+    asked: dict[str, list[float]] = {"first": [], "again": []}
     for _ in range(runs):
         with socket.socket() as sock:  # a free port
             sock.bind(("127.0.0.1", 0))
@@ -127,21 +129,23 @@ def served_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
             if not line.startswith("Ready:"):
                 return {"error": f"serve did not start: {line.strip()}"}
             ready.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            done = subprocess.run(
-                [*command, "ask", COLD_QUESTION], env=env, capture_output=True, text=True, timeout=300
-            )
-            asked.append(time.perf_counter() - t0)
-            if done.returncode != 0 or "answered by the assistant serve" not in done.stderr:
-                return {"error": f"not answered by the server: {done.stderr.strip()[-500:]}"}
+            for times in asked.values():
+                t0 = time.perf_counter()
+                done = subprocess.run(
+                    [*command, "ask", COLD_QUESTION], env=env, capture_output=True, text=True, timeout=300
+                )
+                times.append(time.perf_counter() - t0)
+                if done.returncode != 0 or "answered by the assistant serve" not in done.stderr:
+                    return {"error": f"not answered by the server: {done.stderr.strip()[-500:]}"}
         finally:
             server.terminate()  # SIGTERM: it removes its serving marker
             server.communicate(timeout=60)
     return {
         "ready_runs_s": [round(s, 3) for s in ready],
         "ready_median_s": round(statistics.median(ready), 3),
-        "ask_runs_s": [round(s, 3) for s in asked],
-        "ask_median_s": round(statistics.median(asked), 3),
+        "first_ask_runs_s": [round(s, 3) for s in asked["first"]],
+        "ask_runs_s": [round(s, 3) for s in asked["again"]],
+        "ask_median_s": round(statistics.median(asked["again"]), 3),
     }
 
 

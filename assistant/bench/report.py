@@ -160,6 +160,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         served = queries.get("served") or {}
         for key, label in (
             ("ready_runs_s", "`assistant serve` until Ready"),
+            ("first_ask_runs_s", "`assistant ask` answered by a running serve, its first question"),
             ("ask_runs_s", "`assistant ask` answered by a running serve"),
         ):
             if served.get(key):
