@@ -14,10 +14,10 @@ import re
 
 from assistant.blocks import fenced, is_block
 from assistant.knowledge.documents import Document, Section
+from assistant.knowledge.site_markup import FENCE
 from assistant.text import slugify
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
-FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
 NUMBERED = re.compile(r"^(?:\d+[.)]|[A-Z][.)]|step\s+\d+[:.]?)\s+", re.I)
 MAX_HEADING_CHARS = 80

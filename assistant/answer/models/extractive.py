@@ -282,22 +282,13 @@ def is_cited_code(line: str) -> bool:
     return is_code(block) if block else False
 
 
-# a question that asks how to do something a command or a config answers: install, run, configure, ...
-HOW_TO = re.compile(
-    r"\bhow (?:do|can|should|would|to|does one) (?:i |we |you |one )?\b|\bhow to\b|\bsteps?\b"
-    r"|\b(?:command|commands|cli|config|configuration|configure|yaml|yml|json|toml|snippet|syntax|flags?|"
-    r"install|set ?up|enable|launch|example)\b",
-    re.I,
-)
-
-
 FOLLOWS = 2  # sentences after the lead within which a code block is the one the lead introduces
 
 
 def asks_for_code(reading: Reading) -> bool:
-    """Whether the answer should show a command or a config: the reading asks for install steps or commands
-    (`value_kinds`: howto), or the question asks how to do something."""
-    return reading.value_kind == "howto" or bool(HOW_TO.search(reading.own_words))
+    """Whether the answer should show a command or a config: the reading asks for install steps, commands or
+    configuration (`value_kinds`: howto, read by the learned value reader)."""
+    return reading.value_kind == "howto"
 
 
 def with_code_block(lines: list[str], views: list[EntryView], question: str, candidates: list[Candidate]) -> list[str]:
