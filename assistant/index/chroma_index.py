@@ -20,7 +20,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from assistant.errors import (
     SettingsError,
 )
 from assistant.index.chroma_client import ChromaConnection
+from assistant.index.chunk_rows import NO_ROWS, ChunkRows
 from assistant.index.chunking import Chunker
 from assistant.index.embeddings import (
     Embedder,
@@ -46,11 +47,12 @@ from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
+from assistant.index.record_file import RecordFile
 from assistant.index.removal_guard import check_rebuild, check_removal
 from assistant.index.search_primitives import SearchPrimitives
 from assistant.index.server_store import ServerStore, cached_lexical
 from assistant.index.serving import check_not_served_otherwise
-from assistant.index.store import Store, StoredEntry, lexical_index, vector_id
+from assistant.index.store import Store, StoredEntry, lexical_index, vector_id  # noqa: F401 (re-exported)
 from assistant.index.sync_report import RemovalRefused, SyncReport, entry_hash  # noqa: F401 (re-exported)
 from assistant.index.writer import BackgroundWriter, is_disk_full
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
@@ -84,10 +86,9 @@ class Index(ChromaConnection, SearchPrimitives):
         self.chunker = Chunker(
             settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name)
         )
-        self.entries: dict[str, StoredEntry] = {}
+        self.entries: Mapping[str, StoredEntry] = {}
         self.generation = 0
-        self._rows: list[Chunk] = []
-        self._by_vector: dict[str, Chunk] = {}
+        self.rows: ChunkRows = NO_ROWS
         self._lexical: Any = None
         self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
         self.write_timeout = WRITE_TIMEOUT
@@ -147,14 +148,13 @@ class Index(ChromaConnection, SearchPrimitives):
                     "use local, static or openai:<model>"
                 ) from error
             self.mismatch = error
-            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
             return
         except IndexUnavailableError as error:
             self.mismatch = error
-            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
             return
-        self._rows = [chunk for item in self.entries.values() for chunk in item.chunks]
-        self._by_vector = {vector_id(c, item.hash): c for item in self.entries.values() for c in item.chunks}
+        self.rows = self.entries.rows if isinstance(self.entries, RecordFile) else ChunkRows.of(self.entries.values())
         self._lexical = None
 
     @property
@@ -209,9 +209,14 @@ class Index(ChromaConnection, SearchPrimitives):
         return [c for c in item.chunks if c.field != ASKED_AS] if item else []
 
     @property
-    def chunks(self) -> list[Chunk]:
-        """Every committed chunk, in store order (row i of the lexical index is chunk i)."""
-        return self._rows
+    def chunks(self) -> Sequence[Chunk]:
+        """Every committed chunk, in store order (row i of the lexical index is chunk i); made when read."""
+        return self.rows
+
+    def chunk_texts(self) -> Iterator[str]:
+        """Every committed chunk's text in store order, read one entry at a time (a lexical index's input)."""
+        items = self.entries.in_order() if isinstance(self.entries, RecordFile) else self.entries.values()
+        return (chunk.text for item in items for chunk in item.chunks)
 
     # --- sync ------------------------------------------------------------------------
 
@@ -344,11 +349,11 @@ class Index(ChromaConnection, SearchPrimitives):
             and lexical_fits
             and all(item.entry == self.entries[e].entry for e, item in fresh.items())
         )
-        committed = set(self._by_vector)
+        committed = set(self.rows.vector_ids())
         if not to_embed and not report.removed and self.vectors_agree():
             if same_state:
                 self._record_files(manifest, files)
-                report.entries, report.chunks = len(self.entries), len(self._rows)
+                report.entries, report.chunks = len(self.entries), len(self.rows)
                 report.seconds = time.perf_counter() - started
                 return report
             existing = committed  # only where entries were read from changed; Chroma already agrees
@@ -381,13 +386,13 @@ class Index(ChromaConnection, SearchPrimitives):
             self.reload()
         else:
             self._record_files(manifest, files)
-        stale = existing - set(self._by_vector)
+        stale = existing - set(self.rows.vector_ids())
         report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
         collection = self.collection()
         ordered = sorted(stale)
         for start in range(0, len(ordered), 5000):
             self._chroma(collection.delete, ids=ordered[start : start + 5000])
-        report.entries, report.chunks = len(self.entries), len(self._rows)
+        report.entries, report.chunks = len(self.entries), len(self.rows)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -488,7 +493,7 @@ class Index(ChromaConnection, SearchPrimitives):
         if isinstance(self.store, ServerStore):
             self._collection, self._fresh_collection, self.mismatch = None, True, None
             self.generation = self._committed_generation() or 0  # generations keep counting up for replicas
-            self.entries, self._rows, self._by_vector, self._lexical = {}, [], {}, None
+            self.entries, self.rows, self._lexical = {}, NO_ROWS, None
             return
         try:
             name = (self.store.manifest() or {}).get("collection")
@@ -519,31 +524,33 @@ class Index(ChromaConnection, SearchPrimitives):
                 print(f"warning: moved the damaged Chroma folder aside to {aside}", file=sys.stderr)
         self.store.clear()
         self.mismatch = None
-        self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+        self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
 
     def _lexical_index(self) -> Any:
         with self._lock:
-            if self._lexical is None and self._rows and isinstance(self.store, ServerStore):
+            if self._lexical is None and len(self.rows) and isinstance(self.store, ServerStore):
                 # derived from the server's records, cached in this home by commit
-                self._lexical = cached_lexical(self.store.lexical_dir(self.generation), [c.text for c in self._rows])
-            if self._lexical is None and self._rows:
+                if isinstance(self.entries, RecordFile):
+                    self.entries.save(self.store.records_dir(self.generation))
+                self._lexical = cached_lexical(self.store.lexical_dir(self.generation), self.chunk_texts)
+            if self._lexical is None and len(self.rows):
                 import bm25s
 
                 path = self.store.lexical_dir(self.generation)
                 if (self.store.manifest() or {}).get("lexical") != LEXICAL_TOKENS:
                     # built with an older tokenizer: rebuilt in memory (a second for 4,000 chunks) until a sync
-                    self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self._rows])
+                    self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self.rows])
                     return self._lexical
                 try:
-                    self._lexical = bm25s.BM25.load(str(path))
+                    self._lexical = bm25s.BM25.load(str(path), mmap=True)
                 except Exception as error:  # missing or damaged files of the committed generation ...
                     if self._committed_generation() == self.generation:
                         raise self.store.damaged(path, error) from error
                     self.reload()  # ... or another process committed a newer one and removed this one
                     if self.mismatch is not None:
                         raise self.mismatch from error
-                    if self._rows:
-                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
+                    if len(self.rows):
+                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)), mmap=True)
             return self._lexical
 
     def committed(self) -> tuple[int, str | None] | None:
@@ -569,7 +576,7 @@ class Index(ChromaConnection, SearchPrimitives):
         fresh._chroma_client, fresh._collection = None, None  # its own connection: a failure here closes only that
         fresh.store = fresh._open_store()
         fresh.reload()
-        if fresh._rows and fresh.mismatch is None:
+        if len(fresh.rows) and fresh.mismatch is None:
             fresh._lexical_index()  # built (or read from the cache) here, off the request path
         return fresh
 
