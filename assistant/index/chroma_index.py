@@ -213,10 +213,17 @@ class Index(ChromaConnection, SearchPrimitives):
         """Every committed chunk, in store order (row i of the lexical index is chunk i); made when read."""
         return self.rows
 
+    def entries_in_order(self) -> Iterable[StoredEntry]:
+        """Every committed entry in store order; cached records are parsed one at a time, not kept."""
+        return self.entries.in_order() if isinstance(self.entries, RecordFile) else self.entries.values()
+
+    def tables_dir(self) -> Path | None:
+        """Where a replica caches the retriever's tables of the loaded generation (None: made in memory)."""
+        return self.store.tables_dir(self.generation) if isinstance(self.store, ServerStore) else None
+
     def chunk_texts(self) -> Iterator[str]:
         """Every committed chunk's text in store order, read one entry at a time (a lexical index's input)."""
-        items = self.entries.in_order() if isinstance(self.entries, RecordFile) else self.entries.values()
-        return (chunk.text for item in items for chunk in item.chunks)
+        return (chunk.text for item in self.entries_in_order() for chunk in item.chunks)
 
     # --- sync ------------------------------------------------------------------------
 

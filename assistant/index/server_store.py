@@ -212,6 +212,11 @@ class ServerStore:
                     raise self.damaged(Path(rid), ValueError(type(error).__name__)) from error
                 yield item, line
 
+    def tables_dir(self, generation: int) -> Path:
+        """Where this home caches the retriever's tables of a loaded generation (by its commit token)."""
+        commit = self.commits.get(generation, "none")
+        return self.root / "cache" / f"tables-{generation}-{commit[:12]}"
+
     def records_dir(self, generation: int) -> Path:
         """Where this home caches the entry records of a loaded generation (by its commit token)."""
         commit = self.commits.get(generation, "none")
