@@ -16,11 +16,12 @@ committed generation keeps answering.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ from assistant.text import LEXICAL_TOKENS, lexical_tokens
 from assistant.types import Chunk, Entry
 
 EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
-PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
+PROGRESS_STEP = 16  # chunks the progress bar moves by while the local encoder streams
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 
 
@@ -436,48 +437,55 @@ class Index(ChromaConnection, SearchPrimitives):
             return 0.0
         total = sum(vid not in existing for item in items for vid in item.vector_ids())
         bar = Progress(total, "chunks", "Embedding", progress)
-        # the bar moves every few chunks, not per write batch: the first batch alone takes ~8 s here.
-        # The shipped encoders encode text by text anyway; any other keeps whole batches (one request each).
-        text_by_text = shipped_encoder(self.embedder_name)
         writer = BackgroundWriter(self.write_vectors, self.write_timeout)
+        todo = [(vid, chunk) for item in items for chunk, vid in zip(item.chunks, item.vector_ids(), strict=True)]
+        todo = [(vid, chunk) for vid, chunk in todo if vid not in existing]
+        vectors = self._vectors([chunk.text for _, chunk in todo])
         embed_time = 0.0
-        batch: list[tuple[str, Chunk]] = []
-
-        def flush() -> None:
-            nonlocal embed_time, batch
-            if not batch:
-                return
-            writer.check()
-            texts = [chunk.text for _, chunk in batch]
-            vectors: list[list[float]] = []
-            step = PROGRESS_STEP if text_by_text else len(texts)
-            for start in range(0, len(texts), step):
-                t0 = time.perf_counter()
-                vectors += self.embedder.embed_documents(texts[start : start + step])
-                embed_time += time.perf_counter() - t0
-                bar.update(len(texts[start : start + step]))
-            writer.submit(list(batch), vectors)
-            report.embedded_chunks += len(batch)
-            if on_embedded:
-                on_embedded(len(batch))
-            batch = []
-
+        encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
         try:
-            for item in items:
-                for chunk, vid in zip(item.chunks, item.vector_ids(), strict=True):
-                    if vid not in existing:
-                        batch.append((vid, chunk))
-                if len(batch) >= EMBED_BATCH:
-                    flush()
-            flush()
+            for start in range(0, len(todo), EMBED_BATCH):
+                batch = todo[start : start + EMBED_BATCH]
+                writer.check()
+                while len(encoded) < len(batch):
+                    t0 = time.perf_counter()
+                    part = next(vectors)
+                    embed_time += time.perf_counter() - t0
+                    encoded += part
+                    bar.update(len(part))
+                writer.submit(batch, encoded[: len(batch)])
+                encoded = encoded[len(batch) :]
+                report.embedded_chunks += len(batch)
+                if on_embedded:
+                    on_embedded(len(batch))
             writer.finish()
         except BackgroundWriter.Failed as failed:
             self._reconnect_later()
             raise self._unavailable(failed.error) from failed.error
         finally:
+            vectors.close()
             writer.close()
             bar.close()
         return embed_time
+
+    def _vectors(self, texts: list[str]) -> Generator[list[list[float]], None, None]:
+        """The texts' vectors in order, a few at a time (the progress bar moves with them).
+
+        The shipped MiniLM streams: its threads keep encoding while a batch is written (`stream_documents`);
+        any other encoder gets whole write batches (one request each to a remote one)."""
+        stream = getattr(self.embedder, "stream_documents", None)
+        if stream is not None and shipped_encoder(self.embedder_name):
+            vectors = stream(texts)
+            try:
+                while True:
+                    part = list(itertools.islice(vectors, PROGRESS_STEP))
+                    if not part:
+                        return
+                    yield part
+            finally:
+                vectors.close()
+        for start in range(0, len(texts), EMBED_BATCH):
+            yield self.embedder.embed_documents(texts[start : start + EMBED_BATCH])
 
     def write_vectors(self, batch: list[tuple[str, Chunk]], vectors: Sequence[Sequence[float]]) -> None:
         """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks."""
