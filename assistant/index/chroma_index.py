@@ -471,21 +471,31 @@ class Index(ChromaConnection, SearchPrimitives):
     def _vectors(self, texts: list[str]) -> Generator[list[list[float]], None, None]:
         """The texts' vectors in order, a few at a time (the progress bar moves with them).
 
-        The shipped MiniLM streams: its threads keep encoding while a batch is written (`stream_documents`);
-        any other encoder gets whole write batches (one request each to a remote one)."""
+        The shipped encoders go text by text, `PROGRESS_STEP` at a time (the first write batch alone takes
+        ~8 s here); MiniLM streams them, its threads encoding on while a batch is written
+        (`stream_documents`). Any other encoder gets whole write batches (one request each to a remote one).
+        """
+        if not shipped_encoder(self.embedder_name):
+            for start in range(0, len(texts), EMBED_BATCH):
+                yield self.embedder.embed_documents(texts[start : start + EMBED_BATCH])
+            return
         stream = getattr(self.embedder, "stream_documents", None)
-        if stream is not None and shipped_encoder(self.embedder_name):
-            vectors = stream(texts)
-            try:
-                while True:
-                    part = list(itertools.islice(vectors, PROGRESS_STEP))
-                    if not part:
-                        return
-                    yield part
-            finally:
-                vectors.close()
-        for start in range(0, len(texts), EMBED_BATCH):
-            yield self.embedder.embed_documents(texts[start : start + EMBED_BATCH])
+        vectors: Iterator[list[float]] = (
+            stream(texts)
+            if stream is not None
+            else (
+                vector
+                for start in range(0, len(texts), PROGRESS_STEP)
+                for vector in self.embedder.embed_documents(texts[start : start + PROGRESS_STEP])
+            )
+        )
+        try:
+            while part := list(itertools.islice(vectors, PROGRESS_STEP)):
+                yield part
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
 
     def write_vectors(self, batch: list[tuple[str, Chunk]], vectors: Sequence[Sequence[float]]) -> None:
         """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks."""

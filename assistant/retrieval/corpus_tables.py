@@ -51,6 +51,7 @@ class CorpusTables:
         self.document_frequency: dict[str, int] = state["document_frequency"]
         self.vocabulary: frozenset[str] = frozenset(state["vocabulary"])
         self.entry_count: int = state["entry_count"]
+        self.kinds: dict[str, int] = state["kinds"]  # entries of each kind
         self._ids: list[str] = state["ids"]
         self._stems = list(self.document_frequency)  # stem id -> stem
         self._stems_at = stems_at
@@ -86,9 +87,11 @@ class CorpusTables:
         vocabulary: set[str] = set()
         texts: list[bytes] = []
         ids: list[str] = []
+        kinds: dict[str, int] = {}
         for item in walk:
             entry = item.entry
             ids.append(entry.id)
+            kinds[entry.kind] = kinds.get(entry.kind, 0) + 1
             found = content_words(f"{entry.title} {entry.text}")
             for word in found:
                 frequency[word] = frequency.get(word, 0) + 1
@@ -119,6 +122,7 @@ class CorpusTables:
             "document_frequency": frequency,
             "vocabulary": sorted(vocabulary),
             "entry_count": len(ids),
+            "kinds": kinds,
             "ids": ids,
         }
         return cls(
@@ -135,6 +139,7 @@ class CorpusTables:
             "document_frequency": self.document_frequency,
             "vocabulary": sorted(self.vocabulary),
             "entry_count": self.entry_count,
+            "kinds": self.kinds,
             "ids": self._ids,
         }
         try:
