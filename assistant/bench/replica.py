@@ -94,7 +94,7 @@ def replica_start(home: Path, url: str, embeddings: str, question: str) -> dict[
     bot.search(question)
     first_ms = (time.perf_counter() - t0) * 1000
     return {
-        "entries": len(bot.entries),
+        "entries": len(bot.retriever.index.entries),
         "chunks": len(bot.retriever.index.chunks),
         "open_s": round(open_s, 3),  # the manifest and every entry record, read from the server
         "lexical_s": round(lexical_s, 3),

@@ -1,4 +1,4 @@
-"""A generation's entry records cached in a replica's home, mapped and parsed only when a question reaches them.
+"""A generation's entry records cached in a replica's home, read and parsed only when a question reaches them.
 
 A replica of a Chroma server reads the committed records once and writes them to
 `<home>/index/cache/records-<generation>-<commit>/`: the records as JSON lines (`records.jsonl`), where each
@@ -6,7 +6,7 @@ starts (`offsets.npy`), the entry ids in store order (`ids.json`) and the chunk 
 folder is written under a temporary name and renamed, so it is whole or absent; a commit token names one
 generation's content, so a folder is never stale, only unused (removed when a newer one is opened). A start
 with the folder in place reads nothing else from the server but the manifest, and holds per entry only its
-id: an entry is parsed from the mapped file when asked for (the last few thousand are kept).
+id: an entry is read from the file and parsed when asked for (the last thousand are kept).
 Until it is saved there (when the replica first searches: a writer keeps nothing on its disk), the records
 are in an unnamed temporary file.
 """
@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import mmap
+import os
 import re
 import shutil
 import tempfile
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -32,10 +33,32 @@ from assistant.index.chunk_rows import ARRAYS, ChunkRows, RowBuilder
 from assistant.index.store import StoredEntry
 from assistant.types import Chunk, Entry
 
-PARSED = 4096  # entries kept parsed (a search reaches a few dozen)
+PARSED = 1024  # entries kept parsed (a search reaches a hundred or so)
 CACHED_RECORDS = re.compile(r"records-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
 
 log = logging.getLogger("assistant")
+
+
+class FileSlices:
+    """Byte ranges of a file read by `pread` when asked for (nothing for no file). Not mapped: a
+    mapping's pages, faulted in 64 KB at a time around each record read, soon counted the whole file in
+    the process's resident memory; read ranges stay in the page cache, which any process may reclaim."""
+
+    def __init__(self, handle: Any = None) -> None:
+        self._handle = handle  # an open binary file, kept open (an unnamed temporary one lives as long)
+        self.size = os.fstat(handle.fileno()).st_size if handle is not None else 0
+        if handle is not None:  # closed with these slices (an unnamed temporary file is removed then)
+            weakref.finalize(self, handle.close)
+
+    def read(self, start: int, end: int) -> bytes:
+        if self._handle is None or end <= start:
+            return b""
+        return os.pread(self._handle.fileno(), end - start, start)
+
+    def blocks(self, size: int = 1 << 23, overlap: int = 0) -> Iterator[bytes]:
+        """The file in blocks of `size` bytes, each also holding the next block's first `overlap` bytes."""
+        for start in range(0, self.size, size):
+            yield self.read(start, min(self.size, start + size + overlap))
 
 
 class RecordsIncomplete(Exception):
@@ -54,9 +77,9 @@ def parse_record(record: dict[str, Any]) -> StoredEntry:
 
 
 class RecordFile(Mapping[str, StoredEntry]):
-    """Entry id -> stored entry over one generation's records (a mapped file, or bytes in memory)."""
+    """Entry id -> stored entry over one generation's records (in a file read by range)."""
 
-    def __init__(self, data: Any, offsets: np.ndarray, ids: list[str], arrays: dict[str, np.ndarray]) -> None:
+    def __init__(self, data: FileSlices, offsets: np.ndarray, ids: list[str], arrays: dict[str, np.ndarray]) -> None:
         self._data = data
         self._offsets = offsets
         self._ids = ids
@@ -73,12 +96,9 @@ class RecordFile(Mapping[str, StoredEntry]):
         offsets = np.load(folder / "offsets.npy", mmap_mode="r")
         if not isinstance(ids, list) or len(ids) != count or len(offsets) != count + 1:
             raise ValueError(f"{len(ids)} cached records, the manifest names {count}")
-        data: Any = b""
-        if count:
-            with (folder / "records.jsonl").open("rb") as handle:
-                data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            if len(data) != int(offsets[-1]):
-                raise ValueError("the cached records file is cut short")
+        data = FileSlices((folder / "records.jsonl").open("rb"))
+        if data.size != int(offsets[-1]):
+            raise ValueError("the cached records file is cut short")
         found = cls(data, offsets, ids, {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS})
         found.saved = True
         return found
@@ -92,7 +112,8 @@ class RecordFile(Mapping[str, StoredEntry]):
         try:
             temporary.mkdir(parents=True)
             with (temporary / "records.jsonl").open("wb") as handle:
-                handle.write(self._data)  # a mapped file or bytes: copied by the kernel, not held twice
+                for block in self._data.blocks():
+                    handle.write(block)
             np.save(temporary / "offsets.npy", np.asarray(self._offsets))
             ChunkRows.save(temporary, self._arrays)
             (temporary / "ids.json").write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
@@ -109,7 +130,7 @@ class RecordFile(Mapping[str, StoredEntry]):
 
     def _parse(self, position: int) -> StoredEntry:
         start, end = int(self._offsets[position]), int(self._offsets[position + 1])
-        return parse_record(json.loads(self._data[start:end]))
+        return parse_record(json.loads(self._data.read(start, end)))
 
     def position(self, entry_id: str) -> int | None:
         if self._positions is None:
@@ -138,12 +159,13 @@ class RecordFile(Mapping[str, StoredEntry]):
 
 
 def write_records(records: Iterable[tuple[StoredEntry, bytes]]) -> RecordFile:
-    """Records (each entry with its record as JSON, one line) in an unnamed temporary file, mapped: nothing is
+    """Records (each entry with its record as JSON, one line) in an unnamed temporary file: nothing is
     written to the home until `save` (a writer keeps nothing on its disk). Raises what `records` raises."""
     rows = RowBuilder()
     ids: list[str] = []
     offsets = [0]
-    with tempfile.TemporaryFile(prefix="assistant-records-") as sink:
+    sink = tempfile.TemporaryFile(prefix="assistant-records-")  # noqa: SIM115 (open while the records are read)
+    try:
         for item, line in records:
             if b"\n" in line:  # JSON escapes a line break inside a string: a raw one means no record
                 raise ValueError("a record holds a raw line break")
@@ -152,8 +174,10 @@ def write_records(records: Iterable[tuple[StoredEntry, bytes]]) -> RecordFile:
             sink.write(line + b"\n")
             offsets.append(offsets[-1] + len(line) + 1)
         sink.flush()
-        data: Any = mmap.mmap(sink.fileno(), 0, access=mmap.ACCESS_READ) if ids else b""
-    return RecordFile(data, np.asarray(offsets, dtype=np.int64), ids, rows.arrays())
+    except BaseException:
+        sink.close()
+        raise
+    return RecordFile(FileSlices(sink), np.asarray(offsets, dtype=np.int64), ids, rows.arrays())
 
 
 def open_or_none(folder: Path, count: int) -> RecordFile | None:

@@ -5,7 +5,7 @@ that are only another name), the content-word stems of every entry with their do
 name-like words of the knowledge and its lower-cased text. An entry's stems are ids into one flat array
 (not a set of strings per entry), and the text is one bytes block, so at a million chunks they cost what
 they weigh on disk. A replica of a Chroma server saves them beside its cached records
-(`<home>/index/cache/tables-<generation>-<commit>/`) and maps them at its next start instead of walking
+(`<home>/index/cache/tables-<generation>-<commit>/`) and reads them at its next start instead of walking
 every entry again; an index on disk makes them in memory on first use, as before.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import mmap
 import re
 import shutil
 import uuid
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.index.record_file import FileSlices
 from assistant.index.store import StoredEntry
 from assistant.question.names import NAME_TOKEN
 from assistant.text import POINTER_PHRASES, content_words, without_parenthesis, words
@@ -32,7 +32,7 @@ from assistant.text import POINTER_PHRASES, content_words, without_parenthesis, 
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
 CACHED_TABLES = re.compile(r"tables-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
-WORDS_KEPT = 8192  # entries whose stem sets are kept made (a search weighs ~80 candidates)
+WORDS_KEPT = 2048  # entries whose stem sets are kept made (a search weighs ~80 candidates)
 
 log = logging.getLogger("assistant")
 
@@ -44,7 +44,7 @@ def normalise_name(text: str) -> str:
 class CorpusTables:
     """The tables of one generation; `position` names an entry's place in the store order."""
 
-    def __init__(self, state: dict[str, Any], stems_at: np.ndarray, stem_ids: np.ndarray, text: Any) -> None:
+    def __init__(self, state: dict[str, Any], stems_at: np.ndarray, stem_ids: Any, text: Any) -> None:
         self.concept_names: dict[str, list[str]] = state["concept_names"]
         self.names: dict[str, list[str]] = state["names"]
         self.other_names: dict[str, list[str]] = state["other_names"]
@@ -68,11 +68,18 @@ class CorpusTables:
         if position is None:
             return frozenset()
         start, end = int(self._stems_at[position]), int(self._stems_at[position + 1])
-        return frozenset(self._stems[int(i)] for i in self._stem_ids[start:end])
+        if isinstance(self._stem_ids, FileSlices):  # 4 bytes a stem id, read by range
+            ids = np.frombuffer(self._stem_ids.read(4 * start, 4 * end), dtype=np.uint32)
+        else:
+            ids = self._stem_ids[start:end]
+        return frozenset(self._stems[int(i)] for i in ids)
 
     def said_anywhere(self, phrase: str) -> bool:
         """Is the lower-cased phrase part of some entry's lower-cased title and text (or spans two)?"""
-        return self._text.find(phrase.encode("utf-8")) >= 0
+        wanted = phrase.encode("utf-8")
+        if isinstance(self._text, FileSlices):  # read in blocks, not held: a replica's text may be gigabytes
+            return any(block.find(wanted) >= 0 for block in self._text.blocks(overlap=max(0, len(wanted) - 1)))
+        return self._text.find(wanted) >= 0
 
     @classmethod
     def build(cls, entries: Mapping[str, StoredEntry], walk: Iterable[StoredEntry]) -> CorpusTables:
@@ -146,9 +153,8 @@ class CorpusTables:
             temporary.mkdir(parents=True)
             (temporary / "tables.json").write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
             np.save(temporary / "stems_at.npy", self._stems_at)
-            np.save(temporary / "stem_ids.npy", self._stem_ids)
-            with (temporary / "text.txt").open("wb") as handle:
-                handle.write(self._text)
+            (temporary / "stem_ids.u32").write_bytes(np.asarray(self._stem_ids, dtype="<u4").tobytes())
+            (temporary / "text.txt").write_bytes(self._text)
             shutil.rmtree(folder, ignore_errors=True)
             temporary.rename(folder)
         except OSError as error:
@@ -161,16 +167,14 @@ class CorpusTables:
 
     @classmethod
     def open(cls, folder: Path) -> CorpusTables | None:
-        """Tables saved by `save`, the arrays and text mapped; None when missing or damaged."""
+        """Tables saved by `save` (the entries' stems and the text read by range when needed); None when missing
+        or damaged."""
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             state = json.loads((folder / "tables.json").read_bytes())
-            text: Any = b""
-            with (folder / "text.txt").open("rb") as handle:
-                if handle.seek(0, 2):
-                    text = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            stems_at = np.load(folder / "stems_at.npy", mmap_mode="r")
-            stem_ids = np.load(folder / "stem_ids.npy", mmap_mode="r")
-            if len(stems_at) != state["entry_count"] + 1:
+            text = FileSlices((folder / "text.txt").open("rb"))
+            stems_at = np.load(folder / "stems_at.npy")
+            stem_ids = FileSlices((folder / "stem_ids.u32").open("rb"))
+            if len(stems_at) != state["entry_count"] + 1 or stem_ids.size != 4 * int(stems_at[-1]):
                 return None
             return cls(state, stems_at, stem_ids, text)
         return None
