@@ -438,14 +438,19 @@ class Index(ChromaConnection, SearchPrimitives):
         total = sum(vid not in existing for item in items for vid in item.vector_ids())
         bar = Progress(total, "chunks", "Embedding", progress)
         writer = BackgroundWriter(self.write_vectors, self.write_timeout)
-        todo = [(vid, chunk) for item in items for chunk, vid in zip(item.chunks, item.vector_ids(), strict=True)]
-        todo = [(vid, chunk) for vid, chunk in todo if vid not in existing]
-        vectors = self._vectors([chunk.text for _, chunk in todo])
+        batches: list[list[tuple[str, Chunk]]] = [[]]  # whole entries, at least EMBED_BATCH chunks a write
+        for item in items:
+            batches[-1] += [
+                (vid, c) for c, vid in zip(item.chunks, item.vector_ids(), strict=True) if vid not in existing
+            ]
+            if len(batches[-1]) >= EMBED_BATCH:
+                batches.append([])
+        batches = [batch for batch in batches if batch]
+        vectors = self._vectors([chunk.text for batch in batches for _, chunk in batch])
         embed_time = 0.0
         encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
         try:
-            for start in range(0, len(todo), EMBED_BATCH):
-                batch = todo[start : start + EMBED_BATCH]
+            for batch in batches:
                 writer.check()
                 while len(encoded) < len(batch):
                     t0 = time.perf_counter()
