@@ -85,7 +85,9 @@ def phase_times(settings: Settings, embedder: Any) -> dict[str, Any]:
     t2 = time.perf_counter()
     rows = [(vector_id(chunk, item.hash), chunk) for item in stored.values() for chunk in item.chunks]
     cpu = time.process_time()
-    vectors = [vector for part in index._vectors([chunk.text for _, chunk in rows]) for vector in part]
+    texts = [chunk.text for _, chunk in rows]
+    batches = [texts[start : start + EMBED_BATCH] for start in range(0, len(texts), EMBED_BATCH)]
+    vectors = [vector for part in index._vectors(batches) for vector in part]
     encode_cpu = time.process_time() - cpu
     t3 = time.perf_counter()
     for start in range(0, len(rows), EMBED_BATCH):

@@ -446,7 +446,7 @@ class Index(ChromaConnection, SearchPrimitives):
             if len(batches[-1]) >= EMBED_BATCH:
                 batches.append([])
         batches = [batch for batch in batches if batch]
-        vectors = self._vectors([chunk.text for batch in batches for _, chunk in batch])
+        vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches])
         embed_time = 0.0
         encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
         try:
@@ -473,17 +473,18 @@ class Index(ChromaConnection, SearchPrimitives):
             bar.close()
         return embed_time
 
-    def _vectors(self, texts: list[str]) -> Generator[list[list[float]], None, None]:
-        """The texts' vectors in order, a few at a time (the progress bar moves with them).
+    def _vectors(self, batches: list[list[str]]) -> Generator[list[list[float]], None, None]:
+        """The vectors of the batches' texts in order, a few at a time (the progress bar moves with them).
 
         The shipped encoders go text by text, `PROGRESS_STEP` at a time (the first write batch alone takes
         ~8 s here); MiniLM streams them, its threads encoding on while a batch is written
         (`stream_documents`). Any other encoder gets whole write batches (one request each to a remote one).
         """
         if not shipped_encoder(self.embedder_name):
-            for start in range(0, len(texts), EMBED_BATCH):
-                yield self.embedder.embed_documents(texts[start : start + EMBED_BATCH])
+            for batch in batches:
+                yield self.embedder.embed_documents(batch)
             return
+        texts = [text for batch in batches for text in batch]
         stream = getattr(self.embedder, "stream_documents", None)
         vectors: Iterator[list[float]] = (
             stream(texts)
