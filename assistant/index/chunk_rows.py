@@ -3,7 +3,7 @@
 What ranking needs of every chunk is kept in numeric arrays (the entry and the place in it of each row,
 its kind, and a 64-bit key of each vector id, sorted), not as a `Chunk` object per chunk: at a million
 chunks the objects alone took gigabytes. A chunk is made from its entry's record when a search reaches
-it. The arrays can be saved beside a replica's cached records (`record_file`) and mapped from there.
+it. The arrays are saved beside a replica's cached records (`record_file`), 17 bytes a chunk.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ class ChunkRows(Sequence[Chunk]):
 
     @classmethod
     def load(cls, folder: Path, entry_at: Callable[[int], StoredEntry]) -> ChunkRows:
-        """Rows saved by `save`, mapped (pages are read when a search touches them)."""
-        return cls(entry_at, {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS})
+        """Rows saved by `save` (17 bytes a chunk, read whole: a search looks up a hundred rows)."""
+        return cls(entry_at, {name: np.load(folder / f"{name}.npy") for name in ARRAYS})
 
     @staticmethod
     def save(folder: Path, arrays: dict[str, np.ndarray]) -> None:

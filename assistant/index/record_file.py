@@ -93,13 +93,13 @@ class RecordFile(Mapping[str, StoredEntry]):
     def open(cls, folder: Path, count: int) -> RecordFile:
         """The cached records of a generation of `count` entries; OSError/ValueError when missing or not whole."""
         ids = json.loads((folder / "ids.json").read_bytes())
-        offsets = np.load(folder / "offsets.npy", mmap_mode="r")
+        offsets = np.load(folder / "offsets.npy")  # read whole: 8 bytes an entry, looked up per record
         if not isinstance(ids, list) or len(ids) != count or len(offsets) != count + 1:
             raise ValueError(f"{len(ids)} cached records, the manifest names {count}")
         data = FileSlices((folder / "records.jsonl").open("rb"))
         if data.size != int(offsets[-1]):
             raise ValueError("the cached records file is cut short")
-        found = cls(data, offsets, ids, {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS})
+        found = cls(data, offsets, ids, {name: np.load(folder / f"{name}.npy") for name in ARRAYS})
         found.saved = True
         return found
 

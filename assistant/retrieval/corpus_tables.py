@@ -72,7 +72,7 @@ class CorpusTables:
             ids = np.frombuffer(self._stem_ids.read(4 * start, 4 * end), dtype=np.uint32)
         else:
             ids = self._stem_ids[start:end]
-        return frozenset(self._stems[int(i)] for i in ids)
+        return frozenset(map(self._stems.__getitem__, ids.tolist()))
 
     def said_anywhere(self, phrase: str) -> bool:
         """Is the lower-cased phrase part of some entry's lower-cased title and text (or spans two)?"""
