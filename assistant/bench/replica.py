@@ -12,8 +12,8 @@ by the real `Index.sync`; then, each in a fresh child process (so each reports i
   replica with an empty home starts and is searched (`search_latency`).
 
 `python -m assistant.bench.replica --chunks 100000,1000000` runs the scale points by hand (growing the
-server to 1,000,000 chunks took 80 minutes here, the replica's starts and searches at that size 12 more,
-and a replica there needs 8-9 GB; `assistant bench` stops at 100,000).
+server to 1,000,000 chunks took 80 minutes here, the replica's starts and searches at that size 12 more;
+`assistant bench` stops at 100,000).
 """
 
 from __future__ import annotations

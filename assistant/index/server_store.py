@@ -13,8 +13,9 @@ A sync writes every record of its new generation under a fresh commit token firs
 manifest record last: that single-record write is the commit point. A sync killed before it leaves
 the previous generation, which the manifest still names, whole; the records it wrote are orphans
 that the next sync's `sweep` deletes. Records of two syncs never mix, because each writes under its
-own token. A replica whose home is empty derives the lexical index from the committed records and
-caches it under `<home>/index/cache/`, one folder per commit (`cached_lexical`).
+own token. A replica whose home is empty reads the committed records once and caches them under
+`<home>/index/cache/`, one folder per commit (`record_file`), with the lexical index it derives from them
+(`cached_lexical`) and the retriever's tables (`retrieval.corpus_tables`).
 
 Chroma stores no record without a vector: these records carry a one-dimensional constant vector
 through an embedding function of their own (never Chroma's default, which would download a model).
