@@ -231,16 +231,16 @@ class Assistant:
     def status(self) -> KnowledgeStatus:
         """The knowledge loaded (as configured and as indexed), its size and age, and the model label."""
         summary = self._index.manifest_summary()
-        kinds = [item.entry.kind for item in self._index.entries.values()]
+        kinds = self._retriever.tables.kinds if not self._index.is_empty else {}  # counted once per generation
         return KnowledgeStatus(
             knowledge=tuple(Path(p).as_posix() for p in self.settings.knowledge),
             indexed_from=tuple(str(p) for p in summary.get("knowledge") or ()),
-            concepts=kinds.count("concept"),
-            papers=kinds.count("abstract"),
+            concepts=kinds.get("concept", 0),
+            papers=kinds.get("abstract", 0),
             chunks=len(self._index.chunks),
             indexed_at=summary.get("updated"),
             model=self.model_label,
-            documents=kinds.count("document"),
+            documents=kinds.get("document", 0),
         )
 
     def search(self, query: str, k: int = 8, *, kind: str | None = None, tags: list[str] | None = None) -> list[Source]:

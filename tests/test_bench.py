@@ -145,7 +145,7 @@ def test_scale_builder_grows_an_index_that_answers(tmp_path: Path, capsys: pytes
     assert result["peak_rss_mb"] > 0
 
     index = Index(settings, embedder=FakeEmbeddings())
-    assert len(index._rows) == 500 and index.generation == 2
+    assert len(index.chunks) == 500 and index.generation == 2
     assert index.collection().count() == 500
     synthetic = next(item for item in index.entries.values() if item.entry.fields.get("synthetic"))
     words = " ".join(synthetic.chunks[0].text.split()[:12])

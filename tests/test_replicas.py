@@ -141,8 +141,11 @@ def test_two_replicas_follow_the_writer_and_survive_a_killed_sync(tmp_path: Path
         clients = [Client(u, verbose=False, download_files=False) for u in urls]
         for client in clients:  # both answer, from the server's index, with homes that held nothing
             assert "MLD-0472" in cited(ask(client, "What is a GPU?"))
-        for home in homes:  # what a replica keeps is a cache: the lexical index of the committed generation
-            assert [p.parent.name for p in home.glob("index/*/*")] == ["cache"]
+        for home in (
+            homes
+        ):  # what a replica keeps is a cache: the lexical index, records and tables of the committed generation
+            cached = sorted(p.relative_to(home / "index").as_posix() for p in home.glob("index/*/*"))
+            assert [name.split("-")[0] for name in cached] == ["cache/lexical", "cache/records", "cache/tables"]
 
         # an edit synced by the writer reaches both replicas without a restart
         (knowledge / "900_zorbulator.txt").write_text(

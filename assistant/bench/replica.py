@@ -12,8 +12,8 @@ by the real `Index.sync`; then, each in a fresh child process (so each reports i
   replica with an empty home starts and is searched (`search_latency`).
 
 `python -m assistant.bench.replica --chunks 100000,1000000` runs the scale points by hand (growing the
-server to 1,000,000 chunks took 80 minutes here, the replica's starts and searches at that size 12 more,
-and a replica there needs 8-9 GB; `assistant bench` stops at 100,000).
+server to 1,000,000 chunks took 80 minutes here, the replica's starts and searches at that size 12 more;
+`assistant bench` stops at 100,000).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def replica_start(home: Path, url: str, embeddings: str, question: str) -> dict[
     bot.search(question)
     first_ms = (time.perf_counter() - t0) * 1000
     return {
-        "entries": len(bot.entries),
+        "entries": len(bot.retriever.index.entries),
         "chunks": len(bot.retriever.index.chunks),
         "open_s": round(open_s, 3),  # the manifest and every entry record, read from the server
         "lexical_s": round(lexical_s, 3),

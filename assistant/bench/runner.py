@@ -116,6 +116,14 @@ def run(settings: Settings, out_dir: Path, quick: bool = False) -> int:
                 f"  raw encoder on the same chunks: {figures['raw_chunks_per_s']:.1f} chunks/s -> "
                 f"pipeline / raw = {figures['pipeline_vs_raw']:.3f} (CPU time: {figures['pipeline_vs_raw_cpu']})"
             )
+            phases = figures["phases"]
+            say(
+                "  its phases alone: "
+                + ", ".join(
+                    f"{name} {phases[f'{name}_s']:.1f} s" for name in ("read", "chunk", "encode", "write", "commit")
+                )
+                + f" (sum {phases['phases_s']:.1f} s against the sync's {figures['sync_s']:.1f} s)"
+            )
             say(f"  no-change re-sync: {figures['resync_s']:.3f} s (runs {figures['resync_runs_s']})")
         profile_home = settings.with_(home=temp / "profile", knowledge=(corpora[main],))
         seconds, results["profiles"][f"sync_overhead_{main}"] = bench_index.overhead_profile(

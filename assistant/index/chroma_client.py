@@ -23,13 +23,13 @@ from urllib.parse import urlparse
 
 from assistant.errors import AssistantError, IndexUnavailableError
 from assistant.index.chroma_embedding import ChromaEmbeddingFunction
+from assistant.index.chunk_rows import ChunkRows
 from assistant.index.read_copy import copy_to_temporary, is_read_only, low_on_space, space_needed
 from assistant.index.server_store import ServerStore
 from assistant.index.store import REBUILD, Store
 from assistant.index.writer import DiskFullError, WriteStalled, is_disk_full
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings
-from assistant.types import Chunk
 
 if TYPE_CHECKING:
     from assistant.index.embeddings import Embedder
@@ -50,7 +50,7 @@ class ChromaConnection:
     _collection: Any
     _chroma_client: Any
     _fresh_collection: bool
-    _by_vector: dict[str, Chunk]
+    rows: ChunkRows
     read_copy_note: str | None
     _syncing: bool  # a sync runs: reads go to the home's Chroma, never to a copy it would not write
 
@@ -291,7 +291,7 @@ class ChromaConnection:
 
     def vectors_agree(self) -> bool:
         """Quick check that Chroma holds exactly the committed vectors: the count and a sample of ids."""
-        committed = sorted(self._by_vector)
+        committed = sorted(self.rows.vector_ids())
         collection = self.collection()
         if self._chroma(collection.count) != len(committed):
             return False
@@ -307,7 +307,7 @@ class ChromaConnection:
         """
         from chromadb.errors import NotFoundError
 
-        committed = set(self._by_vector)
+        committed = set(self.rows.vector_ids())
         name = (self.store.manifest() or {}).get("collection")
         if not name:
             return 0, 0, 0, 0

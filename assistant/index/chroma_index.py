@@ -16,11 +16,12 @@ committed generation keeps answering.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from assistant.errors import (
     SettingsError,
 )
 from assistant.index.chroma_client import ChromaConnection
+from assistant.index.chunk_rows import NO_ROWS, ChunkRows
 from assistant.index.chunking import Chunker
 from assistant.index.embeddings import (
     Embedder,
@@ -46,11 +48,12 @@ from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
+from assistant.index.record_file import RecordFile
 from assistant.index.removal_guard import check_rebuild, check_removal
 from assistant.index.search_primitives import SearchPrimitives
 from assistant.index.server_store import ServerStore, cached_lexical
 from assistant.index.serving import check_not_served_otherwise
-from assistant.index.store import Store, StoredEntry, lexical_index, vector_id
+from assistant.index.store import Store, StoredEntry, lexical_index, vector_id  # noqa: F401 (re-exported)
 from assistant.index.sync_report import RemovalRefused, SyncReport, entry_hash  # noqa: F401 (re-exported)
 from assistant.index.writer import BackgroundWriter, is_disk_full
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
@@ -63,7 +66,7 @@ from assistant.text import LEXICAL_TOKENS, lexical_tokens
 from assistant.types import Chunk, Entry
 
 EMBED_BATCH = 256  # chunks per Chroma write (and per call of a remote encoder)
-PROGRESS_STEP = 16  # chunks per call of a local encoder: the progress bar moves this often
+PROGRESS_STEP = 16  # chunks the progress bar moves by while the local encoder streams
 WRITE_TIMEOUT = 120.0  # seconds one Chroma write may take before the sync gives up on it
 
 
@@ -84,10 +87,9 @@ class Index(ChromaConnection, SearchPrimitives):
         self.chunker = Chunker(
             settings.chunk_tokens, settings.chunk_overlap_sentences, encoder_fits(self.embedder_name)
         )
-        self.entries: dict[str, StoredEntry] = {}
+        self.entries: Mapping[str, StoredEntry] = {}
         self.generation = 0
-        self._rows: list[Chunk] = []
-        self._by_vector: dict[str, Chunk] = {}
+        self.rows: ChunkRows = NO_ROWS
         self._lexical: Any = None
         self.lock_wait: float | None = None  # seconds a sync waits for another one (None: the default)
         self.write_timeout = WRITE_TIMEOUT
@@ -147,14 +149,13 @@ class Index(ChromaConnection, SearchPrimitives):
                     "use local, static or openai:<model>"
                 ) from error
             self.mismatch = error
-            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
             return
         except IndexUnavailableError as error:
             self.mismatch = error
-            self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+            self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
             return
-        self._rows = [chunk for item in self.entries.values() for chunk in item.chunks]
-        self._by_vector = {vector_id(c, item.hash): c for item in self.entries.values() for c in item.chunks}
+        self.rows = self.entries.rows if isinstance(self.entries, RecordFile) else ChunkRows.of(self.entries.values())
         self._lexical = None
 
     @property
@@ -209,9 +210,21 @@ class Index(ChromaConnection, SearchPrimitives):
         return [c for c in item.chunks if c.field != ASKED_AS] if item else []
 
     @property
-    def chunks(self) -> list[Chunk]:
-        """Every committed chunk, in store order (row i of the lexical index is chunk i)."""
-        return self._rows
+    def chunks(self) -> Sequence[Chunk]:
+        """Every committed chunk, in store order (row i of the lexical index is chunk i); made when read."""
+        return self.rows
+
+    def entries_in_order(self) -> Iterable[StoredEntry]:
+        """Every committed entry in store order; cached records are parsed one at a time, not kept."""
+        return self.entries.in_order() if isinstance(self.entries, RecordFile) else self.entries.values()
+
+    def tables_dir(self) -> Path | None:
+        """Where a replica caches the retriever's tables of the loaded generation (None: made in memory)."""
+        return self.store.tables_dir(self.generation) if isinstance(self.store, ServerStore) else None
+
+    def chunk_texts(self) -> Iterator[str]:
+        """Every committed chunk's text in store order, read one entry at a time (a lexical index's input)."""
+        return (chunk.text for item in self.entries_in_order() for chunk in item.chunks)
 
     # --- sync ------------------------------------------------------------------------
 
@@ -344,11 +357,11 @@ class Index(ChromaConnection, SearchPrimitives):
             and lexical_fits
             and all(item.entry == self.entries[e].entry for e, item in fresh.items())
         )
-        committed = set(self._by_vector)
+        committed = set(self.rows.vector_ids())
         if not to_embed and not report.removed and self.vectors_agree():
             if same_state:
                 self._record_files(manifest, files)
-                report.entries, report.chunks = len(self.entries), len(self._rows)
+                report.entries, report.chunks = len(self.entries), len(self.rows)
                 report.seconds = time.perf_counter() - started
                 return report
             existing = committed  # only where entries were read from changed; Chroma already agrees
@@ -381,13 +394,13 @@ class Index(ChromaConnection, SearchPrimitives):
             self.reload()
         else:
             self._record_files(manifest, files)
-        stale = existing - set(self._by_vector)
+        stale = existing - set(self.rows.vector_ids())
         report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
         collection = self.collection()
         ordered = sorted(stale)
         for start in range(0, len(ordered), 5000):
             self._chroma(collection.delete, ids=ordered[start : start + 5000])
-        report.entries, report.chunks = len(self.entries), len(self._rows)
+        report.entries, report.chunks = len(self.entries), len(self.rows)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -424,48 +437,71 @@ class Index(ChromaConnection, SearchPrimitives):
             return 0.0
         total = sum(vid not in existing for item in items for vid in item.vector_ids())
         bar = Progress(total, "chunks", "Embedding", progress)
-        # the bar moves every few chunks, not per write batch: the first batch alone takes ~8 s here.
-        # The shipped encoders encode text by text anyway; any other keeps whole batches (one request each).
-        text_by_text = shipped_encoder(self.embedder_name)
         writer = BackgroundWriter(self.write_vectors, self.write_timeout)
+        batches: list[list[tuple[str, Chunk]]] = [[]]  # whole entries, at least EMBED_BATCH chunks a write
+        for item in items:
+            batches[-1] += [
+                (vid, c) for c, vid in zip(item.chunks, item.vector_ids(), strict=True) if vid not in existing
+            ]
+            if len(batches[-1]) >= EMBED_BATCH:
+                batches.append([])
+        batches = [batch for batch in batches if batch]
+        vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches])
         embed_time = 0.0
-        batch: list[tuple[str, Chunk]] = []
-
-        def flush() -> None:
-            nonlocal embed_time, batch
-            if not batch:
-                return
-            writer.check()
-            texts = [chunk.text for _, chunk in batch]
-            vectors: list[list[float]] = []
-            step = PROGRESS_STEP if text_by_text else len(texts)
-            for start in range(0, len(texts), step):
-                t0 = time.perf_counter()
-                vectors += self.embedder.embed_documents(texts[start : start + step])
-                embed_time += time.perf_counter() - t0
-                bar.update(len(texts[start : start + step]))
-            writer.submit(list(batch), vectors)
-            report.embedded_chunks += len(batch)
-            if on_embedded:
-                on_embedded(len(batch))
-            batch = []
-
+        encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
         try:
-            for item in items:
-                for chunk, vid in zip(item.chunks, item.vector_ids(), strict=True):
-                    if vid not in existing:
-                        batch.append((vid, chunk))
-                if len(batch) >= EMBED_BATCH:
-                    flush()
-            flush()
+            for batch in batches:
+                writer.check()
+                while len(encoded) < len(batch):
+                    t0 = time.perf_counter()
+                    part = next(vectors)
+                    embed_time += time.perf_counter() - t0
+                    encoded += part
+                    bar.update(len(part))
+                writer.submit(batch, encoded[: len(batch)])
+                encoded = encoded[len(batch) :]
+                report.embedded_chunks += len(batch)
+                if on_embedded:
+                    on_embedded(len(batch))
             writer.finish()
         except BackgroundWriter.Failed as failed:
             self._reconnect_later()
             raise self._unavailable(failed.error) from failed.error
         finally:
+            vectors.close()
             writer.close()
             bar.close()
         return embed_time
+
+    def _vectors(self, batches: list[list[str]]) -> Generator[list[list[float]], None, None]:
+        """The vectors of the batches' texts in order, a few at a time (the progress bar moves with them).
+
+        The shipped encoders go text by text, `PROGRESS_STEP` at a time (the first write batch alone takes
+        ~8 s here); MiniLM streams them, its threads encoding on while a batch is written
+        (`stream_documents`). Any other encoder gets whole write batches (one request each to a remote one).
+        """
+        if not shipped_encoder(self.embedder_name):
+            for batch in batches:
+                yield self.embedder.embed_documents(batch)
+            return
+        texts = [text for batch in batches for text in batch]
+        stream = getattr(self.embedder, "stream_documents", None)
+        vectors: Iterator[list[float]] = (
+            stream(texts)
+            if stream is not None
+            else (
+                vector
+                for start in range(0, len(texts), PROGRESS_STEP)
+                for vector in self.embedder.embed_documents(texts[start : start + PROGRESS_STEP])
+            )
+        )
+        try:
+            while part := list(itertools.islice(vectors, PROGRESS_STEP)):
+                yield part
+        finally:
+            close = getattr(vectors, "close", None)
+            if close is not None:
+                close()
 
     def write_vectors(self, batch: list[tuple[str, Chunk]], vectors: Sequence[Sequence[float]]) -> None:
         """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks."""
@@ -488,7 +524,7 @@ class Index(ChromaConnection, SearchPrimitives):
         if isinstance(self.store, ServerStore):
             self._collection, self._fresh_collection, self.mismatch = None, True, None
             self.generation = self._committed_generation() or 0  # generations keep counting up for replicas
-            self.entries, self._rows, self._by_vector, self._lexical = {}, [], {}, None
+            self.entries, self.rows, self._lexical = {}, NO_ROWS, None
             return
         try:
             name = (self.store.manifest() or {}).get("collection")
@@ -519,31 +555,33 @@ class Index(ChromaConnection, SearchPrimitives):
                 print(f"warning: moved the damaged Chroma folder aside to {aside}", file=sys.stderr)
         self.store.clear()
         self.mismatch = None
-        self.entries, self.generation, self._rows, self._by_vector, self._lexical = {}, 0, [], {}, None
+        self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
 
     def _lexical_index(self) -> Any:
         with self._lock:
-            if self._lexical is None and self._rows and isinstance(self.store, ServerStore):
+            if self._lexical is None and len(self.rows) and isinstance(self.store, ServerStore):
                 # derived from the server's records, cached in this home by commit
-                self._lexical = cached_lexical(self.store.lexical_dir(self.generation), [c.text for c in self._rows])
-            if self._lexical is None and self._rows:
+                if isinstance(self.entries, RecordFile):
+                    self.entries.save(self.store.records_dir(self.generation))
+                self._lexical = cached_lexical(self.store.lexical_dir(self.generation), self.chunk_texts)
+            if self._lexical is None and len(self.rows):
                 import bm25s
 
                 path = self.store.lexical_dir(self.generation)
                 if (self.store.manifest() or {}).get("lexical") != LEXICAL_TOKENS:
                     # built with an older tokenizer: rebuilt in memory (a second for 4,000 chunks) until a sync
-                    self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self._rows])
+                    self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self.rows])
                     return self._lexical
                 try:
-                    self._lexical = bm25s.BM25.load(str(path))
+                    self._lexical = bm25s.BM25.load(str(path), mmap=True)
                 except Exception as error:  # missing or damaged files of the committed generation ...
                     if self._committed_generation() == self.generation:
                         raise self.store.damaged(path, error) from error
                     self.reload()  # ... or another process committed a newer one and removed this one
                     if self.mismatch is not None:
                         raise self.mismatch from error
-                    if self._rows:
-                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)))
+                    if len(self.rows):
+                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)), mmap=True)
             return self._lexical
 
     def committed(self) -> tuple[int, str | None] | None:
@@ -569,7 +607,7 @@ class Index(ChromaConnection, SearchPrimitives):
         fresh._chroma_client, fresh._collection = None, None  # its own connection: a failure here closes only that
         fresh.store = fresh._open_store()
         fresh.reload()
-        if fresh._rows and fresh.mismatch is None:
+        if len(fresh.rows) and fresh.mismatch is None:
             fresh._lexical_index()  # built (or read from the cache) here, off the request path
         return fresh
 

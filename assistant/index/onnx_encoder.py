@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from assistant.index.shipped_encoders import ENCODER_FILES, encoder_info
 
 MAX_PIECES = 256  # the encoder's max_seq_length, [CLS] and [SEP] included
+AHEAD = 16  # texts per thread submitted ahead of the one a sync waits for (`stream_documents`)
 
 
 def default_threads() -> int:
@@ -102,6 +104,28 @@ class OnnxEncoder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.vector(text).tolist()
+
+    def stream_documents(self, texts: Iterable[str]) -> Iterator[list[float]]:
+        """Each text's vector, in order, while the threads encode up to `AHEAD` texts further on.
+
+        What `embed_documents` on batches cost a sync: every batch waited for its slowest text with the
+        other threads idle. Texts not reached yet are cancelled when the caller stops (a failed write).
+        """
+        if self.threads < 2:
+            yield from (self.vector(text).tolist() for text in texts)
+            return
+        pool = self._executor()
+        pending: deque[Future[Any]] = deque()
+        try:
+            for text in texts:
+                pending.append(pool.submit(self.vector, text))
+                if len(pending) >= AHEAD * self.threads:
+                    yield pending.popleft().result().tolist()
+            while pending:
+                yield pending.popleft().result().tolist()
+        finally:
+            for future in pending:
+                future.cancel()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:

@@ -10,14 +10,14 @@ from assistant.text import lexical_tokens
 from assistant.types import Chunk
 
 if TYPE_CHECKING:
+    from assistant.index.chunk_rows import ChunkRows
     from assistant.index.embeddings import Embedder
 
 
 class SearchPrimitives:
     """The search half of `Index` (a base class: the attributes below are the Index's)."""
 
-    _rows: list[Chunk]
-    _by_vector: dict[str, Chunk]
+    rows: ChunkRows
 
     if TYPE_CHECKING:
 
@@ -32,7 +32,7 @@ class SearchPrimitives:
 
     def dense(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
         """Nearest chunks to the query's embedding by cosine similarity, best first."""
-        if not self._rows:
+        if not len(self.rows):
             return []
         return self.nearest(self.embedder.embed_query(query), k, kind)
 
@@ -41,7 +41,7 @@ class SearchPrimitives:
     ) -> list[tuple[Chunk, float]]:
         """Nearest committed chunks to a vector by cosine similarity (1 - cosine distance), best first;
         `described=False` leaves out asked-as descriptions (what the entries themselves say)."""
-        if not self._rows:
+        if not len(self.rows):
             return []
         conditions: list[dict[str, Any]] = [{"kind": kind}] if kind else []
         if not described:
@@ -57,7 +57,7 @@ class SearchPrimitives:
             result = self._read(query)
             out = []
             for vid, distance in zip(result["ids"][0], result["distances"][0], strict=True):
-                chunk = self._by_vector.get(vid)  # vectors of an uncommitted sync are skipped
+                chunk = self.rows.find(vid)  # vectors of an uncommitted sync are skipped
                 if chunk is not None:
                     out.append((chunk, 1.0 - float(distance)))
             if len(out) >= k or len(result["ids"][0]) < wanted:
@@ -75,15 +75,11 @@ class SearchPrimitives:
         tokens = [t for t in tokens if t in vocab]
         if not tokens:
             return []
-        import numpy as np
-
-        mask = None
-        if kind:
-            mask = np.array([chunk.kind == kind for chunk in self._rows], dtype=np.float32)
+        mask = self.rows.kind_mask(kind) if kind else None
         ids, scores = retriever.retrieve(
-            [tokens], k=min(k, len(self._rows)), show_progress=False, weight_mask=mask, n_threads=0
+            [tokens], k=min(k, len(self.rows)), show_progress=False, weight_mask=mask, n_threads=0
         )
-        return [(self._rows[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        return [(self.rows[int(i)], float(s)) for i, s in zip(ids[0], scores[0], strict=True) if s > 0]
 
     def lexical_frequencies(self, tokens: Iterable[str]) -> tuple[int, dict[str, int]]:
         """The chunk count and, per lexical token (a stem), how many chunks hold it (0 when none):

@@ -13,8 +13,9 @@ A sync writes every record of its new generation under a fresh commit token firs
 manifest record last: that single-record write is the commit point. A sync killed before it leaves
 the previous generation, which the manifest still names, whole; the records it wrote are orphans
 that the next sync's `sweep` deletes. Records of two syncs never mix, because each writes under its
-own token. A replica whose home is empty derives the lexical index from the committed records and
-caches it under `<home>/index/cache/`, one folder per commit (`cached_lexical`).
+own token. A replica whose home is empty reads the committed records once and caches them under
+`<home>/index/cache/`, one folder per commit (`record_file`), with the lexical index it derives from them
+(`cached_lexical`) and the retriever's tables (`retrieval.corpus_tables`).
 
 Chroma stores no record without a vector: these records carry a one-dimensional constant vector
 through an embedding function of their own (never Chroma's default, which would download a model).
@@ -28,10 +29,18 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from assistant.index.record_file import (
+    RecordFile,
+    RecordsIncomplete,
+    open_or_none,
+    parse_record,
+    record_of,
+    write_records,
+)
 from assistant.index.store import (
     FORMAT_VERSION,
     REBUILD,
@@ -41,7 +50,6 @@ from assistant.index.store import (
     lexical_index,
 )
 from assistant.text import lexical_tokens
-from assistant.types import Chunk, Entry
 
 ENTRIES = "assistant-entries"
 STATE = "assistant-state"
@@ -167,40 +175,53 @@ class ServerStore:
         """Raise when the index on the server was built with other embeddings or chunking."""
         check_manifest(self.manifest(), expected, f"on {self.where}")
 
-    def load(self) -> tuple[dict[str, StoredEntry], int]:
-        """The committed generation's entries; read again once when a newer commit replaced it meanwhile."""
+    def load(self) -> tuple[RecordFile, int]:
+        """The committed generation's entries (cached in this home by commit, `record_file`); read again
+        once when a newer commit replaced them meanwhile."""
         for _attempt in range(3):
             manifest = self.manifest()
             if manifest is None:
-                return {}, 0
+                return write_records([]), 0
             generation, commit, count = int(manifest["generation"]), manifest["commit"], int(manifest.get("entries", 0))
-            stored = self._entries(commit, count)
-            if stored is not None:
-                self.commits = {generation: commit}
-                return stored, generation
+            self.commits = {generation: commit}
+            cached = open_or_none(self.records_dir(generation), count)
+            if cached is not None:
+                return cached, generation
+            try:
+                return write_records(self._records(commit, count)), generation
+            except RecordsIncomplete:
+                pass
             newer = self.manifest()
             if newer is None or newer.get("commit") == commit:  # still committed, yet records are missing
                 break
         raise IndexDamagedError(f"The index on {self.where} misses entry records of its generation - {REBUILD}")
 
-    def _entries(self, commit: str, count: int) -> dict[str, StoredEntry] | None:
-        """The `count` records of `commit` in store order, or None when some are missing."""
+    def _records(self, commit: str, count: int) -> Iterator[tuple[StoredEntry, bytes]]:
+        """The `count` records of `commit` in store order, as JSON; RecordsIncomplete when some are missing."""
         collection = self.collection(ENTRIES)
-        stored: dict[str, StoredEntry] = {}
-        ids = [record_id(commit, position) for position in range(count)]
         for start in range(0, count, READ_BATCH):
-            wanted = ids[start : start + READ_BATCH]
+            wanted = [record_id(commit, position) for position in range(start, min(count, start + READ_BATCH))]
             found = self._call(collection.get, ids=wanted, include=["documents"])
             documents = dict(zip(found["ids"], found["documents"], strict=True))
             if len(documents) != len(wanted):
-                return None
+                raise RecordsIncomplete(commit)
             for rid in wanted:
+                line = (documents[rid] or "").encode("utf-8")
                 try:
-                    item = parse_record(json.loads(documents[rid] or ""))
+                    item = parse_record(json.loads(line))
                 except (ValueError, TypeError, KeyError) as error:
                     raise self.damaged(Path(rid), ValueError(type(error).__name__)) from error
-                stored[item.entry.id] = item
-        return stored
+                yield item, line
+
+    def tables_dir(self, generation: int) -> Path:
+        """Where this home caches the retriever's tables of a loaded generation (by its commit token)."""
+        commit = self.commits.get(generation, "none")
+        return self.root / "cache" / f"tables-{generation}-{commit[:12]}"
+
+    def records_dir(self, generation: int) -> Path:
+        """Where this home caches the entry records of a loaded generation (by its commit token)."""
+        commit = self.commits.get(generation, "none")
+        return self.root / "cache" / f"records-{generation}-{commit[:12]}"
 
     def clear(self) -> None:
         """Remove the manifest and every entry record (the lease stays with its sync)."""
@@ -273,24 +294,14 @@ def record_id(commit: str, position: int) -> str:
     return f"{commit}:{position:08d}"
 
 
-def record_of(item: StoredEntry) -> dict[str, Any]:
-    chunks = [{"id": c.id, "field": c.field, "text": c.text} for c in item.chunks]
-    return {"entry": item.entry.to_dict(), "hash": item.hash, "chunks": chunks}
-
-
-def parse_record(record: dict[str, Any]) -> StoredEntry:
-    entry = Entry(**record["entry"])
-    chunks = [Chunk(entry_id=entry.id, kind=entry.kind, title=entry.title, **c) for c in record["chunks"]]
-    return StoredEntry(entry, record["hash"], chunks)
-
-
 def batches(items: list[StoredEntry], size: int) -> Iterator[tuple[int, list[StoredEntry]]]:
     for start in range(0, len(items), size):
         yield start, items[start : start + size]
 
 
-def cached_lexical(directory: Path, texts: list[str]) -> Any:
-    """The bm25s index over `texts` (row i = texts[i]) from this home's cache, built and saved when missing.
+def cached_lexical(directory: Path, texts: Callable[[], Iterable[str]]) -> Any:
+    """The bm25s index over `texts()` (row i = the i-th text) from this home's cache (mapped, not read: a search
+    touches the columns of its words), built and saved when missing.
 
     Saved to a temporary folder renamed into place, so a replica killed while saving leaves no half
     index; older generations' folders are removed. A home that cannot be written keeps it in memory.
@@ -298,11 +309,12 @@ def cached_lexical(directory: Path, texts: list[str]) -> Any:
     import bm25s
 
     try:
-        return bm25s.BM25.load(str(directory))
+        return bm25s.BM25.load(str(directory), mmap=True)
     except Exception:  # missing or damaged: built again from the committed records
         pass
     started = time.perf_counter()
-    retriever = lexical_index([lexical_tokens(text) for text in texts])
+    tokens = [lexical_tokens(text) for text in texts()]
+    retriever = lexical_index(tokens)
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
         temporary = directory.with_name(f"{directory.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -314,5 +326,5 @@ def cached_lexical(directory: Path, texts: list[str]) -> Any:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError as error:
         log.info("The lexical index stays in memory: %s cannot be written (%s)", directory.parent, error.strerror)
-    log.info("Lexical index of %d chunks built in %.1f s", len(texts), time.perf_counter() - started)
+    log.info("Lexical index of %d chunks built in %.1f s", len(tokens), time.perf_counter() - started)
     return retriever

@@ -17,23 +17,21 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import Counter
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
 from typing import TYPE_CHECKING
 
 from assistant.index.chroma_index import Index
 from assistant.index.embeddings import question_pieces_for
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.question.intents import first_clause, without_fillers
-from assistant.question.names import NAME_TOKEN, names_in
+from assistant.question.names import names_in
 from assistant.question.user_terms import with_literature_terms
+from assistant.retrieval.corpus_tables import POINTS_TO, CorpusTables, normalise_name
 from assistant.retrieval.dense_feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.retrieval.late_interaction import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
 from assistant.retrieval.learned_order import Candidate, learned_order
-from assistant.text import POINTER_PHRASES, content_words, lexical_tokens, rarity, without_parenthesis, words
+from assistant.text import content_words, lexical_tokens, rarity, without_parenthesis, words
 from assistant.types import Chunk, Source
 from assistant.verify.citations import canonical
 
@@ -41,8 +39,6 @@ if TYPE_CHECKING:
     from assistant.settings import Settings
     from assistant.tuning import RetrievalSettings
 
-# a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
-POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
 QUESTION_FRAME = re.compile(
     r"^(?:what|who|which)(?:\s+|'s\s+)(?:is|are|was|were|does|do)?\s*(?:an?\s+|the\s+)?|"
     r"^(?:define|explain|describe|meaning of|definition of)\s+|^(?:tell me about|what do you know about)\s+|"
@@ -82,51 +78,33 @@ class Retriever:
         return LateInteraction(embedder, fitted)  # type: ignore[arg-type]
 
     @cached_property
+    def tables(self) -> CorpusTables:
+        """The name tables, stems and text of the whole knowledge (`corpus_tables`): a replica's from its
+        cache when they are there, else made in one walk of the entries (and cached)."""
+        folder = self.index.tables_dir()
+        found = CorpusTables.open(folder) if folder is not None else None
+        if found is None:
+            found = CorpusTables.build(self.index.entries, self.index.entries_in_order())
+            if folder is not None:
+                found.save(folder)
+        return found
+
+    @property
     def names(self) -> dict[str, list[str]]:
         """Normalised title / alias / acronym, or a technology a concept page explains -> entry ids."""
-        table = {name: list(ids) for name, ids in self.concept_names.items()}
-        for entry_id, item in self.index.entries.items():  # technologies a concept page explains
-            for technology in item.entry.fields.get("technology", []):
-                norm = normalise_name(technology.get("name", ""))
-                if norm and norm not in table:
-                    table[norm] = [entry_id]
-        return table
+        return self.tables.names
 
-    @cached_property
+    @property
     def concept_names(self) -> dict[str, list[str]]:
         """Normalised title / alias / acronym -> entry ids (concept pages and glossary terms)."""
-        table: dict[str, list[str]] = {}
-        for entry_id, item in self.index.entries.items():
-            entry = item.entry
-            if entry.kind != "concept":
-                continue
-            keys = {entry.title, without_parenthesis(entry.title), *entry.fields.get("aliases", [])}
-            for key in keys:
-                norm = normalise_name(key)
-                if norm and entry_id not in table.get(norm, []):
-                    table.setdefault(norm, []).append(entry_id)
-        return table
+        return self.tables.concept_names
 
-    @cached_property
+    @property
     def other_names(self) -> dict[str, list[str]]:
         """Concept page -> the pages that are only another name for it, and back ("IoU" <-> "intersection
         over union (IoU)", "step size" <-> "learning rate"): one concept under two titles. The page pointed
         to is the one its `related` link names, else the one whose title the pointer's words are."""
-        pairs: dict[str, list[str]] = {}
-        for entry_id, item in self.index.entries.items():
-            entry = item.entry
-            pointer = POINTS_TO.match(entry.text.strip()) if entry.kind == "concept" else None
-            if pointer is None:
-                continue
-            related = [e for e in entry.fields.get("related", []) if e in self.index.entries]
-            named = self.concept_names.get(normalise_name(pointer.group(1)), [])
-            target = next((e for e in [*related[:1], *named] if e != entry_id), None)
-            if target is None or self.index.entries[target].entry.kind != "concept":
-                continue
-            for one, other in ((entry_id, target), (target, entry_id)):
-                if other not in pairs.setdefault(one, []):
-                    pairs[one].append(other)
-        return pairs
+        return self.tables.other_names
 
     def with_other_names(self, ordered: list[tuple[str, float]], chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
         """The other names' pages (`other_names`) of the first `synonym_depth` entries, right after them.
@@ -208,7 +186,7 @@ class Retriever:
 
         def key(entry_id: str) -> tuple[bool, int, int]:
             frequencies = [self.document_frequency.get(w, 0) for w in content_words(self.bare_title(entry_id))]
-            spread = min(frequencies, default=len(self.entry_words))
+            spread = min(frequencies, default=self.tables.entry_count)
             return not self.uses_title(entry_id, text), spread, entry_ids.index(entry_id)
 
         return min(entry_ids, key=key)
@@ -244,29 +222,13 @@ class Retriever:
         word an entry has (FlashAttention, H100), "rare" for a word few entries have, else ""."""
         if self.name_lookup(question) or any(n.lower() in self.vocabulary for n in names_in(question)):
             return "name"
-        rare = max(3, len(self.entry_words) // 100)
+        rare = max(3, self.tables.entry_count // 100)
         return "rare" if any(0 < self.document_frequency.get(w, 0) <= rare for w in content_words(question)) else ""
 
-    @cached_property
-    def entry_words(self) -> dict[str, AbstractSet[str]]:
-        """Stemmed content words of each entry (title and text), for coverage and rarity (read-only)."""
-        return {
-            entry_id: content_words(f"{item.entry.title} {item.entry.text}")
-            for entry_id, item in self.index.entries.items()
-        }
-
-    @cached_property
+    @property
     def vocabulary(self) -> frozenset[str]:
         """Every lower-cased word of every entry: is a name in a question known to the knowledge?"""
-        words: set[str] = set()
-        for item in self.index.entries.values():
-            words.update(NAME_TOKEN.findall(f"{item.entry.title} {item.entry.text}".lower()))  # lower-cased
-        return frozenset(words)
-
-    @cached_property
-    def knowledge_text(self) -> str:
-        """Every entry's title and text, lower-cased, one entry a line: is a phrase or a key said anywhere?"""
-        return "\n".join(f"{item.entry.title} {item.entry.text}".lower() for item in self.index.entries.values())
+        return self.tables.vocabulary
 
     def knows(self, name: str) -> bool:
         """Does some entry mention the thing named (`question.names.named_things`)? A word by the vocabulary,
@@ -275,7 +237,7 @@ class Retriever:
         a configuration key as written."""
         lowered = name.lower()
         if " " in lowered or "_" in lowered or lowered.startswith("--"):
-            return lowered in self.knowledge_text
+            return self.tables.said_anywhere(lowered)
         if self.knows_word(lowered) or self.knows_word(lowered.replace("-", "")):
             return True
         parts = [p for p in name.split("-") if p != name and p.lower() != p and len(p) > 1]
@@ -286,9 +248,9 @@ class Retriever:
         forms = (word, word.removesuffix("s"), word.removesuffix("'s"), version.group(1) if version else word)
         return any(form in self.vocabulary for form in forms)
 
-    @cached_property
+    @property
     def document_frequency(self) -> dict[str, int]:
-        return dict(Counter(chain.from_iterable(self.entry_words.values())))
+        return self.tables.document_frequency
 
     def coverage(self, query: str, entry_ids: list[str]) -> dict[str, float]:
         """Share of the query's rarity-weighted content words each entry contains (0..1).
@@ -299,10 +261,10 @@ class Retriever:
         asked = content_words(query)
         if not asked:
             return dict.fromkeys(entry_ids, 0.0)
-        total = len(self.entry_words) or 1
+        total = self.tables.entry_count or 1
         weight = {w: rarity(total, self.document_frequency.get(w, 0)) for w in asked}
         norm = sum(weight.values())
-        return {e: sum(weight[w] for w in asked & self.entry_words.get(e, frozenset())) / norm for e in entry_ids}
+        return {e: sum(weight[w] for w in asked & self.tables.words_of(e)) / norm for e in entry_ids}
 
     def retrieve(
         self,
@@ -526,10 +488,6 @@ def best_named_chunk(chunks: list[Chunk], query: str) -> Chunk:
     """The chunk of a named entry that shares most words with the query (first on ties)."""
     asked = set(words(query))
     return max(chunks, key=lambda c: (len(asked & set(words(c.text))), -chunks.index(c)))
-
-
-def normalise_name(text: str) -> str:
-    return " ".join(words(text.replace("_", " ")))
 
 
 def entry_tags(index: Index, entry_id: str) -> set[str]:
