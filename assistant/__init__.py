@@ -6,8 +6,9 @@
 Importing the package is cheap: nothing is read, loaded or opened until it is used. These names are
 the public surface (the chat UI uses them too): the assistant and its settings, what it answers with
 (`Answer`, `Citation`, `Source`, `Entry`, `KnowledgeStatus`), the errors it raises, the sentence encoders
-the question is read with (`SentenceEncoders`, to replace them), and two helpers for showing an answer
-(`find_markers`: the `[entry-id]` markers in its text; `plain_math`: LaTeX as words).
+the question is read with (`SentenceEncoders`, to replace them), and helpers for showing an answer
+(`find_markers`: the `[entry-id]` markers in its text; `plain_math`: LaTeX as words; `segments`: its
+prose and its quoted code and table `Block`s, in order).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from assistant.types import Answer, Citation, Entry, KnowledgeStatus, Source
 if TYPE_CHECKING:
     from assistant.answer.models.calls import StreamCutOffError
     from assistant.assistant import Assistant, ask
+    from assistant.blocks import Block, segments
     from assistant.knowledge.math_text import plain_math
     from assistant.question.encoders import SentenceEncoders
     from assistant.verify.citations import find_markers
@@ -29,6 +31,7 @@ __all__ = [
     "Answer",
     "Assistant",
     "AssistantError",
+    "Block",
     "Citation",
     "Entry",
     "KnowledgeStatus",
@@ -40,6 +43,7 @@ __all__ = [
     "ask",
     "find_markers",
     "plain_math",
+    "segments",
 ]
 
 # loaded on first use: each pulls in a stage (the answer chain, the model client, the verifier)
@@ -49,6 +53,8 @@ _LAZY = {
     "StreamCutOffError": "assistant.answer.models.calls",
     "find_markers": "assistant.verify.citations",
     "plain_math": "assistant.knowledge.math_text",
+    "Block": "assistant.blocks",
+    "segments": "assistant.blocks",
     "SentenceEncoders": "assistant.question.encoders",
 }
 

@@ -49,6 +49,20 @@ class Block:
         """The block as it stands in a text: fenced, on lines of its own."""
         return fenced(self.info, list(self.lines))
 
+    @property
+    def rows(self) -> list[list[str]]:
+        """A table's rows as cells (`table_cells`), header first."""
+        return [table_cells(line) for line in self.lines]
+
+    @classmethod
+    def of(cls, unit: str) -> Block | None:
+        """The block a fenced unit of text is (`as_block`), or None for text."""
+        return as_block(unit)
+
+    def holds(self, quote: Block) -> bool:
+        """Whether this block holds the quoted one (`quoted_in`): what a citation card marks."""
+        return quoted_in(quote, self.text)
+
 
 def fence_for(lines: list[str]) -> str:
     """Backticks enough to fence `lines`: three, or one more than the longest run of them inside."""

@@ -32,6 +32,7 @@ def test_public_names_are_pinned() -> None:
         "Answer",
         "Assistant",
         "AssistantError",
+        "Block",
         "Citation",
         "Entry",
         "KnowledgeStatus",
@@ -43,6 +44,7 @@ def test_public_names_are_pinned() -> None:
         "ask",
         "find_markers",
         "plain_math",
+        "segments",
     ]
     for name in assistant.__all__:
         assert getattr(assistant, name) is not None
@@ -50,7 +52,7 @@ def test_public_names_are_pinned() -> None:
 
 # what the chat UI may still take from inside the package: serving markers, the stopword list its example
 # questions use, and log redaction; everything else comes through the public names above
-UI_INTERNALS = {"assistant.blocks", "assistant.index.serving", "assistant.redaction", "assistant.text"}
+UI_INTERNALS = {"assistant.index.serving", "assistant.redaction", "assistant.text"}
 
 
 def test_the_ui_depends_on_the_public_names() -> None:

@@ -9,8 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from assistant import Entry, plain_math
-from assistant.blocks import as_block, quoted_in, segments, table_cells
+from assistant import Block, Entry, plain_math, segments
 from ui.render import KIND_LABELS, esc
 
 PLACEHOLDER = (
@@ -111,24 +110,25 @@ def _abstract_body(entry: Entry, quote: str | None) -> list[str]:
 def section_html(text: str, quote: str | None) -> str:
     """A section's text: its lines as lines, the quote marked; each block (`assistant.blocks`) as code or a
     table, escaped, marked when it is what the answer quoted."""
-    quoted = as_block(quote) if quote else None
+    quoted = Block.of(quote) if quote else None
     out = []
     for part, block in segments(text) or [(text, None)]:
         if block is None:
             out.append(f'<div class="card-lines">{highlight(part.strip(), None if quoted else quote)}</div>')
         elif block.is_table:
-            rows = [table_cells(line) for line in block.lines]
-            html_rows = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+            html_rows = "".join(
+                "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in block.rows
+            )
             out.append(f'<table class="card-table">{html_rows}</table>')
         else:
             code = f"<pre><code>{esc(chr(10).join(block.lines))}</code></pre>"
-            out.append(f"<mark>{code}</mark>" if quoted is not None and quoted_in(quoted, block.text) else code)
+            out.append(f"<mark>{code}</mark>" if quoted is not None and block.holds(quoted) else code)
     return "".join(out)
 
 
 def quote_html(quote: str) -> str:
     """The supporting quote: a sentence as text, a quoted block as code."""
-    block = as_block(quote)
+    block = Block.of(quote)
     if block is None:
         return f"<mark>{esc(plain_math(quote))}</mark>"
     return section_html(quote, None)

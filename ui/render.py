@@ -13,8 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assistant import Answer, Citation, find_markers, plain_math
-from assistant.blocks import Block, has_blocks, segments, table_cells
+from assistant import Answer, Block, Citation, find_markers, plain_math, segments
 
 # characters that some component templates treat as code ("${...}", "{{...}}", backticks)
 _TEMPLATE_CHARS = str.maketrans({"{": "&#123;", "}": "&#125;", "$": "&#36;", "`": "&#96;"})
@@ -76,7 +75,7 @@ def render_text(
     """Answer text for the Chatbot: escaped, each `[ID]` marker replaced by its citation number; a quoted
     block (`assistant.blocks`) as Markdown's own: code in a fence, as written (the Chatbot's renderer
     escapes what a fence holds), a table's rows as a table with each cell escaped."""
-    if not has_blocks(text):
+    if not any(block for _, block in segments(text)):
         return render_prose(text, numbering, turn, unverified)
     out = [
         f"\n\n{markdown_block(block)}\n\n" if block is not None else render_prose(part, numbering, turn, unverified)
@@ -89,7 +88,7 @@ def markdown_block(block: Block) -> str:
     """A block as Markdown: code fenced with its language; a table as a table, its cells escaped."""
     if not block.is_table:
         return block.text
-    rows = [[md_text(cell) for cell in table_cells(line)] for line in block.lines]
+    rows = [[md_text(cell) for cell in row] for row in block.rows]
     width = max(map(len, rows))
     lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
     return "\n".join([lines[0], "|" + " --- |" * width, *lines[1:]])
@@ -154,7 +153,7 @@ def render_answer(
 
 def prose_math(text: str) -> str:
     """TeX in the prose as plain text (`plain_math`); a quoted block left as written."""
-    if not has_blocks(text):
+    if not any(block for _, block in segments(text)):
         return plain_math(text)
     return "".join(part if block is not None else plain_math(part) for part, block in segments(text))
 
