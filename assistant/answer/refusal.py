@@ -279,7 +279,7 @@ def gather(
         kind_supported=kind is None
         or kind_supported(kind, reading, best)
         or states_value(kind, reading, best)
-        or (documents and a_part_answered(reading, best)),
+        or (documents and every_part_answered(reading, best)),
         unknown_names=unknown_names(reading.names, vocabulary),
         ungrounded=missing,
         asked_besides=besides,
@@ -289,7 +289,7 @@ def gather(
     return replace(evidence, refuse_probability=probability)
 
 
-def a_part_answered(reading: Reading, best: list[Entry]) -> bool:
+def every_part_answered(reading: Reading, best: list[Entry]) -> bool:
     """Of a question that asks two things ("who owns the quota, and which label selects the queue?"), is the
     value each part asks for stated by a section, each part read as a question of its own? Read whole, a
     value is asked about the names of both parts, which no one section holds; the answer then answers each
