@@ -151,10 +151,14 @@ class Assistant:
 
     def load(self) -> None:
         """Load now what the first question would wait for: the encoder, the vectors, the lexical index,
-        the chat model. The server calls it before it says it is ready; an empty index loads nothing."""
-        self._chain = self.chain  # builds the chat model (and imports LangChain)
+        the chat model, the token table a long context is counted with. The server calls it before it says
+        it is ready; an empty index loads nothing."""
+        self._chain = self.chain  # builds the chat model (LangChain only for a model that uses it)
         if not self._index.is_empty and self._index.mismatch is None:
             self._retriever.retrieve("loading", k=1)
+            from assistant.text import encoding
+
+            encoding()  # tiktoken's table: about 0.1 s, paid by the first long context otherwise
 
     def is_current(self) -> bool:
         """Whether this Assistant answers as a new one on this home would: from the committed generation,

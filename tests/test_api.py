@@ -129,3 +129,14 @@ def test_cli_index_reports_counts(seed_settings, capsys: pytest.CaptureFixture[s
     assert main(["index", str(seed_settings.knowledge[0])]) == 0
     out = capsys.readouterr().out
     assert "60 entries" in out and "0 added" in out and "60 unchanged" in out
+
+
+def test_load_warms_what_the_first_question_would_wait_for(seed_settings) -> None:
+    from assistant import Assistant
+    from assistant.text import encoding
+
+    bot = Assistant(seed_settings, auto_index=False)
+    encoding.cache_clear()
+    bot.load()
+    assert encoding.cache_info().currsize == 1  # the token table a long context is counted with
+    assert bot.ask("What is a GPU?").citations
