@@ -23,6 +23,7 @@ Text with no fence line is read as it always was.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -87,13 +88,9 @@ def has_blocks(text: str) -> bool:
     return "```" in text
 
 
-def units(text: str) -> list[str]:
-    """The text's lines, each block (from its opening fence to its closing one) as one unit; blank
-    lines left out and other lines stripped. An opening fence that never closes is an ordinary line."""
-    if not has_blocks(text):
-        return [line.strip() for line in text.splitlines() if line.strip()]
-    lines = text.split("\n")
-    out: list[str] = []
+def fenced_ranges(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """(opening, closing) line numbers of each block in a text's lines: an opening fence and the first
+    line after it that is the same fence; an opening that never closes opens no block."""
     i = 0
     while i < len(lines):
         opening = OPENING.match(lines[i].strip())
@@ -101,11 +98,30 @@ def units(text: str) -> list[str]:
             fence = opening.group(1)
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == fence), None)
             if end is not None:
-                out.append("\n".join([lines[i].strip(), *(line.rstrip() for line in lines[i + 1 : end]), fence]))
+                yield i, end
                 i = end + 1
                 continue
-        out.extend(part.strip() for part in lines[i].splitlines() if part.strip())
         i += 1
+
+
+def units(text: str) -> list[str]:
+    """The text's lines, each block (from its opening fence to its closing one) as one unit; blank
+    lines left out and other lines stripped. An opening fence that never closes is an ordinary line."""
+    if not has_blocks(text):
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    lines = text.split("\n")
+
+    def prose(chunk: list[str]) -> list[str]:
+        return [part.strip() for line in chunk for part in line.splitlines() if part.strip()]
+
+    out: list[str] = []
+    last = 0
+    for first, end in fenced_ranges(lines):
+        out.extend(prose(lines[last:first]))
+        body = (line.rstrip() for line in lines[first + 1 : end])
+        out.append("\n".join([lines[first].strip(), *body, lines[end].strip()]))
+        last = end + 1
+    out.extend(prose(lines[last:]))
     return out
 
 
@@ -122,23 +138,11 @@ def joined(texts: list[str], joiner: str = " ") -> str:
 def block_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) character offsets of each block in a text, from its opening fence line to the end of its
     closing fence; a fence that never closes opens no block."""
-    spans: list[tuple[int, int]] = []
     if not has_blocks(text):
-        return spans
+        return []
     starts = [0, *(m.end() for m in re.finditer("\n", text))]
     lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        opening = OPENING.match(lines[i].strip())
-        if opening:
-            fence = opening.group(1)
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == fence), None)
-            if end is not None:
-                spans.append((starts[i], starts[end] + len(lines[end])))
-                i = end + 1
-                continue
-        i += 1
-    return spans
+    return [(starts[first], starts[end] + len(lines[end])) for first, end in fenced_ranges(lines)]
 
 
 def segments(text: str) -> list[tuple[str, Block | None]]:

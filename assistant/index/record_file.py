@@ -17,10 +17,7 @@ import contextlib
 import json
 import logging
 import os
-import re
-import shutil
 import tempfile
-import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -29,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from assistant.index.cache_folder import replace_folder
 from assistant.index.chunk_rows import ARRAYS, ChunkRows, RowBuilder
 from assistant.index.store import StoredEntry
 from assistant.types import Chunk, Entry
 
 PARSED = 1024  # entries kept parsed (a search reaches a hundred or so)
-CACHED_RECORDS = re.compile(r"records-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
 
 log = logging.getLogger("assistant")
 
@@ -108,25 +105,21 @@ class RecordFile(Mapping[str, StoredEntry]):
         the folders of other generations; a home that cannot be written keeps them where they are."""
         if self.saved or not self._ids:
             return
-        temporary = folder.with_name(f"{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
-        try:
-            temporary.mkdir(parents=True)
+
+        def write(temporary: Path) -> None:
             with (temporary / "records.jsonl").open("wb") as handle:
                 for block in self._data.blocks():
                     handle.write(block)
             np.save(temporary / "offsets.npy", np.asarray(self._offsets))
             ChunkRows.save(temporary, self._arrays)
             (temporary / "ids.json").write_text(json.dumps(self._ids, ensure_ascii=False), encoding="utf-8")
-            shutil.rmtree(folder, ignore_errors=True)
-            temporary.rename(folder)
+
+        try:
+            replace_folder(folder, write)
         except OSError as error:
-            shutil.rmtree(temporary, ignore_errors=True)
             log.info("The entry records are not cached: %s cannot be written (%s)", folder.parent, error.strerror)
             return
         self.saved = True
-        for old in folder.parent.iterdir():  # only folders named as this module names them
-            if CACHED_RECORDS.fullmatch(old.name) and old != folder:
-                shutil.rmtree(old, ignore_errors=True)
 
     def _parse(self, position: int) -> StoredEntry:
         start, end = int(self._offsets[position]), int(self._offsets[position + 1])

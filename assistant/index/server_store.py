@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from assistant.index.cache_folder import replace_folder
 from assistant.index.record_file import (
     RecordFile,
     RecordsIncomplete,
@@ -57,8 +56,6 @@ MANIFEST = "manifest"
 WRITE_BATCH = 256  # entry records per write
 READ_BATCH = 1000  # records per read by id
 ONE = [1.0]  # the vector every state record carries
-# a replica's cached lexical index (`lexical_dir`), or the temporary folder it is saved to
-CACHED_LEXICAL = re.compile(r"lexical-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
 
 log = logging.getLogger("assistant")
 
@@ -316,14 +313,7 @@ def cached_lexical(directory: Path, texts: Callable[[], Iterable[str]]) -> Any:
     tokens = [lexical_tokens(text) for text in texts()]
     retriever = lexical_index(tokens)
     try:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        temporary = directory.with_name(f"{directory.name}.{uuid.uuid4().hex[:8]}.tmp")
-        retriever.save(str(temporary))
-        shutil.rmtree(directory, ignore_errors=True)
-        temporary.rename(directory)
-        for old in directory.parent.iterdir():  # only folders named as this function names them
-            if CACHED_LEXICAL.fullmatch(old.name) and old != directory:
-                shutil.rmtree(old, ignore_errors=True)
+        replace_folder(directory, lambda temporary: retriever.save(str(temporary)))
     except OSError as error:
         log.info("The lexical index stays in memory: %s cannot be written (%s)", directory.parent, error.strerror)
     log.info("Lexical index of %d chunks built in %.1f s", len(tokens), time.perf_counter() - started)

@@ -15,8 +15,6 @@ import contextlib
 import json
 import logging
 import re
-import shutil
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.index.cache_folder import replace_folder
 from assistant.index.record_file import FileSlices
 from assistant.index.store import StoredEntry
 from assistant.question.names import NAME_TOKEN
@@ -31,7 +30,6 @@ from assistant.text import POINTER_PHRASES, content_words, without_parenthesis, 
 
 # a glossary page that is only another name, and the name it points to: "IoU: Abbreviation for intersection over union."
 POINTS_TO = re.compile(rf"^(?:an?\s+)?(?:{POINTER_PHRASES})\s+(.+?)\s*\.?$", re.I)
-CACHED_TABLES = re.compile(r"tables-[0-9]+-[0-9a-z]{1,12}(\.[0-9a-f]{8}\.tmp)?")
 WORDS_KEPT = 2048  # entries whose stem sets are kept made (a search weighs ~80 candidates)
 
 log = logging.getLogger("assistant")
@@ -138,7 +136,6 @@ class CorpusTables:
 
     def save(self, folder: Path) -> None:
         """Write the tables to `folder` (a temporary name renamed: whole or absent), removing other generations'."""
-        temporary = folder.with_name(f"{folder.name}.{uuid.uuid4().hex[:8]}.tmp")
         state = {
             "concept_names": self.concept_names,
             "names": self.names,
@@ -149,21 +146,17 @@ class CorpusTables:
             "kinds": self.kinds,
             "ids": self._ids,
         }
-        try:
-            temporary.mkdir(parents=True)
+
+        def write(temporary: Path) -> None:
             (temporary / "tables.json").write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
             np.save(temporary / "stems_at.npy", self._stems_at)
             (temporary / "stem_ids.u32").write_bytes(np.asarray(self._stem_ids, dtype="<u4").tobytes())
             (temporary / "text.txt").write_bytes(self._text)
-            shutil.rmtree(folder, ignore_errors=True)
-            temporary.rename(folder)
+
+        try:
+            replace_folder(folder, write)
         except OSError as error:
-            shutil.rmtree(temporary, ignore_errors=True)
             log.info("The name tables are not cached: %s cannot be written (%s)", folder.parent, error.strerror)
-            return
-        for old in folder.parent.iterdir():  # only folders named as this module names them
-            if CACHED_TABLES.fullmatch(old.name) and old != folder:
-                shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
     def open(cls, folder: Path) -> CorpusTables | None:
