@@ -114,6 +114,9 @@ class OfflineAnswerSettings:
         "share of the question's weighted words",
     )
     entry_sentences: int = knob(3, "of the answering entry quoted for a problem, a figure, a caveat or an example")
+    section_sentences: int = knob(
+        5, "the same for a section of a team's documents, whose facts lie further apart than an abstract's"
+    )
     listed_close: float = knob(
         0.3,
         '"what work is there on ...": a later paper is listed when it fits at least this share as well as the '

@@ -143,6 +143,15 @@ def test_markdown_reads_an_html_table_inside_it_as_a_table() -> None:
     assert "```table\n| a | b |\n```" in texts["Page"]
 
 
+def test_a_br_inside_a_markdown_table_cell_parts_its_words() -> None:
+    table = (
+        "# Page\n\n| Configuration | Example |\n|---|---|\n"
+        "| `--offload_param`<br>`--offload_optimizer` | `true`<br/>`cpu` |\n"
+    )
+    texts = section_texts(table, read_markdown)
+    assert "| --offload_param --offload_optimizer | true cpu |" in texts["Page"]
+
+
 def test_text_notes_join_wrapped_lines_keep_fences_with_blank_lines_and_list_items() -> None:
     document = read_text_document(NOTES)
     (entry,) = document_entries(document, "notes.txt", "notes.txt")

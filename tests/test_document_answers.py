@@ -134,3 +134,72 @@ def test_the_parts_a_question_asks(asking: str, parts: tuple[str, ...]) -> None:
     from assistant.question.intents import asked_parts
 
     assert asked_parts(asking) == parts
+
+
+FAQ = """# Scheduler FAQ
+
+## For users
+
+What does "Orca" stand for?
+
+Nothing today. Originally it was an acronym for "Open Resource Cluster Allocator", a name dropped in 2021.
+
+Why does my job stay pending?
+
+Most often its partition is full; the reason column of the queue listing names the limit that holds it.
+"""
+
+OPTIONS = """# Backfill options
+
+- bf_interval=# - How often the backfill scheduler runs. The default value is 30 seconds.
+- bf_window=# - How far into the future to look when planning job starts. Higher values cost more time.
+  The default value is 1440 minutes (one day).
+- bf_resolution=# - Time resolution of backfill scheduling. The default value is 60 seconds.
+"""
+
+# a how-to answered in prose and a list of links, as Argo Workflows' webhooks page (Apache-2.0) writes it
+WEBHOOKS = """# Webhooks
+
+Many clients can send events via the events API endpoint using a standard authorization header. However,
+for clients that are unable to do so (e.g. because they use signature verification as proof of origin),
+additional configuration is required.
+
+In the namespace that will receive the event, create access token resources for your client:
+
+* A role with permissions to get workflow templates and to create a workflow: [example](https://example.com/role.yaml)
+* A service account for the client: [example](https://example.com/sa.yaml).
+* A binding of the account to the role: [example](https://example.com/rolebinding.yaml)
+
+The secret `argo-workflows-webhook-clients` tells Argo what type of webhook the account can be used for,
+e.g. `github`.
+"""
+
+
+@pytest.fixture(scope="module")
+def handbook_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    folder = tmp_path_factory.mktemp("handbook")
+    for name, text in {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES}.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    return bot
+
+
+def test_an_faq_answer_is_quoted_not_its_question(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask("what does orca even stand for?")
+    assert not answer.refused, answer.text
+    assert "Open Resource Cluster Allocator" in answer.text
+    assert "stand for" not in answer.text  # the FAQ's own question heads its answer; it answers nothing
+
+
+def test_a_list_items_later_sentence_is_read_with_its_term(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask("default bf_window?")
+    assert "1440 minutes" in answer.text.splitlines()[0], answer.text  # not bf_interval's 30 seconds
+
+
+def test_a_how_to_on_documents_is_answered_when_its_steps_are_prose(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask("GitHub signs its payloads. How do I let it send events that start a workflow?")
+    assert not answer.refused, answer.text
+    assert "doc:webhooks.md#top" in {c.entry_id for c in answer.citations if c.supported}, answer.text
+    # a how-to about a thing no document mentions is still refused
+    assert handbook_bot.ask("How do I install Orca on a Raspberry Pi with Homebrew?").refused

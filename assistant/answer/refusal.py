@@ -264,7 +264,12 @@ def gather(
     *,
     settings: RefusalSettings,
 ) -> Evidence:
-    """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best."""
+    """The evidence for the question as the asker put it (`reading`) and the entries retrieval found best.
+
+    On a team's documents a how-to is taken as answered by the sections found unless it names something
+    no entry mentions: their sections are mostly steps, commands and configuration, so whether one holds
+    steps says nothing of whether they are the steps asked for. On the five documentation sets the check
+    refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
     kind = reading.value_kind
     documents = bool(best) and all(entry.kind == "document" for entry in best)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
@@ -272,15 +277,17 @@ def gather(
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
+    names_unknown = unknown_names(reading.names, vocabulary)
     evidence = Evidence(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
         kind_supported=kind is None
+        or (documents and kind == "howto" and not names_unknown)
         or kind_supported(kind, reading, best)
         or states_value(kind, reading, best)
         or (documents and every_part_answered(reading, best)),
-        unknown_names=unknown_names(reading.names, vocabulary),
+        unknown_names=names_unknown,
         ungrounded=missing,
         asked_besides=besides,
         documents=documents,

@@ -39,7 +39,8 @@ _parser = MarkdownIt("commonmark").enable("table")
 
 
 def inline_text(token: Token) -> str:
-    """The words of an inline token: text and code as written, images by their alt text, breaks as spaces."""
+    """The words of an inline token: text and code as written, images by their alt text, breaks (and `<br>`) as
+    spaces."""
     parts = []
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
@@ -48,8 +49,8 @@ def inline_text(token: Token) -> str:
             parts.append(" ")
         elif child.type == "image":
             parts.append(child.content)
-        elif child.type == "html_inline":
-            parts.append(strip_tags(child.content))
+        elif child.type == "html_inline":  # a <br> in a table cell parts its lines: "true<br>cpu" is "true cpu"
+            parts.append(" " if child.content.lower().startswith("<br") else strip_tags(child.content))
     return "".join(parts)
 
 

@@ -17,7 +17,7 @@ from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
-from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells
+from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells, units
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
@@ -51,10 +51,14 @@ class Candidate:
     kind: str
     text: str
     title: str = ""
+    lead_in: str = ""  # on a document: what the sentence answers or goes on from (`lead_ins_of`)
 
 
-def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
-    """The candidate sentences of every context block, in block order."""
+def candidates_of(blocks: Sequence[Block], lead_ins: LeadIns | None = None) -> list[Candidate]:
+    """The candidate sentences of every context block, in block order. A document's paragraph that is one
+    question (an FAQ's "What does "Slurm" stand for?") is not a candidate: it heads the answer below it
+    (`lead_ins_of`)."""
+    lead_ins = lead_ins or LeadIns()
     candidates: list[Candidate] = []
     for rank, block in enumerate(blocks):
         if not block.lines:
@@ -63,14 +67,56 @@ def candidates_of(blocks: Sequence[Block]) -> list[Candidate]:
         core = heading == block.title  # the title alone heads an entry's main chunk
         position = 0  # 0 = the first sentence of the main chunk
         for line in body:
+            if (block.entry_id, line) in lead_ins.questions:
+                continue
             for sentence in quotable_units(line):
+                lead_in = lead_ins.of.get((block.entry_id, sentence), "")
                 candidates.append(
                     Candidate(
-                        block.entry_id, rank, position if core else position + 1, block.kind, sentence, block.title
+                        block.entry_id,
+                        rank,
+                        position if core else position + 1,
+                        block.kind,
+                        sentence,
+                        block.title,
+                        lead_in,
                     )
                 )
                 position += 1
     return candidates
+
+
+@dataclass(frozen=True)
+class LeadIns:
+    """What a document's sentences are read with, by (block label, sentence) (`lead_ins_of`)."""
+
+    of: dict[tuple[str, str], str] = field(default_factory=dict)
+    questions: frozenset[tuple[str, str]] = frozenset()  # the FAQ questions that head their answers
+
+
+def lead_ins_of(packed: Packed) -> LeadIns:
+    """What each sentence of the packed documents is read with, from its entry's own text (a chunk has a
+    sentence per line, so its paragraphs and list items are read there): the FAQ question it answers (the
+    last paragraph before it that is one question) and the first sentence of its paragraph or list item
+    (a list item's term, "bf_window=# - How long ...", before its "The default value is 1440 minutes"),
+    which its own words leave out. Their words count as the sentence's own (`score_candidates`)."""
+    of: dict[tuple[str, str], str] = {}
+    questions: set[tuple[str, str]] = set()
+    for label, entry_id in packed.labels.items():
+        entry = packed.entries.get(entry_id)
+        if entry is None or entry.kind != "document":
+            continue
+        asked = ""
+        for unit in units(entry.text):
+            sentences = [unit] if is_block(unit) else split_sentences(unit)
+            if len(sentences) == 1 and unit.endswith("?") and not is_block(unit):
+                asked = unit
+                questions.add((label, unit))
+                continue
+            for n, sentence in enumerate(sentences):
+                lead = sentences[0] if n else ""
+                of[(label, sentence)] = " ".join(part for part in (asked, lead) if part)
+    return LeadIns(of, frozenset(questions))
 
 
 def own_text(text: str) -> str:
@@ -103,6 +149,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     saying it in the literature's words counts."""
     asked = content_words(with_literature_terms(question))
     documents = [content_words(own_text(c.text)) for c in candidates]
+    lead_ins = [content_words(c.lead_in) for c in candidates]  # said with the sentence (`lead_ins_of`)
     titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
     total = len(candidates) or 1
     frequency: dict[str, int] = {}
@@ -113,7 +160,8 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     norm = sum(weight.values()) or 1.0
     lowered = own_words(question).lower()
     scored = []
-    for candidate, words, title in zip(candidates, documents, titles, strict=True):
+    for candidate, own, lead_in, title in zip(candidates, documents, lead_ins, titles, strict=True):
+        words = own | lead_in
         coverage = (
             sum(weight[w] for w in asked & words) + 0.5 * sum(weight[w] for w in (asked & title) - words)
         ) / norm
@@ -168,12 +216,12 @@ class EntryView:
     _meaning: dict[int, float] = field(default_factory=dict, repr=False, compare=False)
 
     def meaning(self, sentence: Candidate) -> float:
-        """How close the sentence is in meaning to the question (0 without a `closeness`); the entry's
-        sentences are encoded together, on first use."""
+        """How close the sentence is in meaning to the question (0 without a `closeness`), read with its
+        lead-in (`lead_ins_of`) as its words are; the entry's sentences are encoded together, on first use."""
         if self.closeness is None:
             return 0.0
         if not self._meaning:
-            values = self.closeness.of([c.text for c in self.sentences])
+            values = self.closeness.of([f"{c.lead_in} {c.text}".strip() for c in self.sentences])
             self._meaning.update((id(c), v) for c, v in zip(self.sentences, values, strict=True))
         return self._meaning.get(id(sentence), 0.0)
 
@@ -217,9 +265,11 @@ def entry_views(
     return sorted(views.values(), key=lambda v: v.rank)
 
 
-def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAnswerSettings) -> str:
+def extract_answer(
+    reading: Reading, blocks: Sequence[Block], tuning: OfflineAnswerSettings, lead_ins: LeadIns | None = None
+) -> str:
     """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
-    candidates = candidates_of(blocks)
+    candidates = candidates_of(blocks, lead_ins)
     scored = score_candidates(reading.text, candidates)
     if not scored:
         return load_prompt("refusal")
@@ -235,7 +285,8 @@ def extract_answer(reading: Reading, blocks: Sequence[Block], tuning: OfflineAns
     lines = lines + other_parts(reading, views, lines)
     if asks_for_code(reading):
         lines = with_code_block(lines, views, reading.own_words, candidates)
-    return "\n".join(sentence_first(with_what_follows(lines, candidates)))
+    lines = sentence_first(with_what_follows(lines, candidates))
+    return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
 
 
 INTRODUCED = 3  # sentences (list items) quoted after a document's sentence that ends with a colon
@@ -743,7 +794,7 @@ def part_fit(own: set[str], asked: set[str], view: EntryView, candidate: Candida
     """How well a sentence fits one part of a question: the part's `own` words it says (a word of its
     section's title counts half), then the whole question's words (`asked`)."""
     words = content_words(candidate.text)
-    title = content_words(view.title)
+    title = content_words(f"{view.title} {candidate.lead_in}")
     return len(own & words) + 0.5 * len((own & title) - words), len(asked & words)
 
 
@@ -755,7 +806,8 @@ def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | 
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
     rest.sort(key=lambda c: -view.fit(c, score))
-    return [cite(c.text, c.entry_id) for c in rest[: max(0, view.tuning.entry_sentences - len(quoted))]]
+    limit = view.tuning.section_sentences if view.kind == "document" else view.tuning.entry_sentences
+    return [cite(c.text, c.entry_id) for c in rest[: max(0, limit - len(quoted))]]
 
 
 def titled(view: EntryView, sentence: Candidate) -> str:
@@ -820,4 +872,4 @@ class ExtractiveChatModel(DataReplyModel):
         return "extractive"
 
     def answer(self, reading: Reading, packed: Packed) -> str:
-        return extract_answer(reading, packed.blocks, self.tuning)
+        return extract_answer(reading, packed.blocks, self.tuning, lead_ins_of(packed))
