@@ -175,10 +175,29 @@ e.g. `github`.
 """
 
 
+SECURITY = """# Workflow Pod Security Context
+
+Running workflow pods as non-root is best practice for security. Clusters that enforce the restricted Pod
+Security Standard reject pods that may run as root.
+
+## Basic Configuration
+
+Set the security context in the workflow's spec:
+
+```yaml
+spec:
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 8737
+```
+"""
+
+
 @pytest.fixture(scope="module")
 def handbook_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     folder = tmp_path_factory.mktemp("handbook")
-    for name, text in {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES}.items():
+    files = {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES, "pods.md": SECURITY}
+    for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
     bot.index(progress=False)
@@ -203,3 +222,11 @@ def test_a_how_to_on_documents_is_answered_when_its_steps_are_prose(handbook_bot
     assert "doc:webhooks.md#top" in {c.entry_id for c in answer.citations if c.supported}, answer.text
     # a how-to about a thing no document mentions is still refused
     assert handbook_bot.ask("How do I install Orca on a Raspberry Pi with Homebrew?").refused
+
+
+def test_a_how_to_quotes_the_block_of_the_section_that_shows_it(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask(
+        "Our cluster enforces the restricted Pod Security Standard. How do I make the pods non-root?"
+    )
+    assert not answer.refused, answer.text
+    assert "runAsNonRoot: true" in answer.text, answer.text  # the explaining section has no block; its sibling has

@@ -340,12 +340,12 @@ class AnswerChain:
         """
         if not self.settings.extractive_fallback or self.chat.name == "extractive":
             return False
-        from assistant.answer.models.extractive import extract_answer, lead_ins_of
+        from assistant.answer.models.extractive import extract_answer, layout_of
 
         packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
         text = plain(
             to_ids(
-                extract_answer(reading, packed.blocks, self.settings.offline_answer, lead_ins_of(packed)), packed.labels
+                extract_answer(reading, packed.blocks, self.settings.offline_answer, layout_of(packed)), packed.labels
             ).strip()
         )
         if is_refusal(text):

@@ -51,14 +51,14 @@ class Candidate:
     kind: str
     text: str
     title: str = ""
-    lead_in: str = ""  # on a document: what the sentence answers or goes on from (`lead_ins_of`)
+    lead_in: str = ""  # on a document: what the sentence answers or goes on from (`layout_of`)
 
 
-def candidates_of(blocks: Sequence[Block], lead_ins: LeadIns | None = None) -> list[Candidate]:
+def candidates_of(blocks: Sequence[Block], layout: Layout | None = None) -> list[Candidate]:
     """The candidate sentences of every context block, in block order. A document's paragraph that is one
     question (an FAQ's "What does "Slurm" stand for?") is not a candidate: it heads the answer below it
-    (`lead_ins_of`)."""
-    lead_ins = lead_ins or LeadIns()
+    (`layout_of`)."""
+    layout = layout or Layout()
     candidates: list[Candidate] = []
     for rank, block in enumerate(blocks):
         if not block.lines:
@@ -67,10 +67,10 @@ def candidates_of(blocks: Sequence[Block], lead_ins: LeadIns | None = None) -> l
         core = heading == block.title  # the title alone heads an entry's main chunk
         position = 0  # 0 = the first sentence of the main chunk
         for line in body:
-            if (block.entry_id, line) in lead_ins.questions:
+            if (block.entry_id, line) in layout.questions:
                 continue
             for sentence in quotable_units(line):
-                lead_in = lead_ins.of.get((block.entry_id, sentence), "")
+                lead_in = layout.lead_ins.get((block.entry_id, sentence), "")
                 candidates.append(
                     Candidate(
                         block.entry_id,
@@ -87,25 +87,29 @@ def candidates_of(blocks: Sequence[Block], lead_ins: LeadIns | None = None) -> l
 
 
 @dataclass(frozen=True)
-class LeadIns:
-    """What a document's sentences are read with, by (block label, sentence) (`lead_ins_of`)."""
+class Layout:
+    """How the packed documents are laid out, by block label (`layout_of`)."""
 
-    of: dict[tuple[str, str], str] = field(default_factory=dict)
-    questions: frozenset[tuple[str, str]] = frozenset()  # the FAQ questions that head their answers
+    lead_ins: dict[tuple[str, str], str] = field(default_factory=dict)  # (label, sentence) -> its lead-in
+    questions: frozenset[tuple[str, str]] = frozenset()  # (label, line): the FAQ questions that head answers
+    files: dict[str, str] = field(default_factory=dict)  # label -> the document a section is of
 
 
-def lead_ins_of(packed: Packed) -> LeadIns:
-    """What each sentence of the packed documents is read with, from its entry's own text (a chunk has a
+def layout_of(packed: Packed) -> Layout:
+    """Which document each packed section is of, and what each of its sentences is read with, from its
+    entry's own text (a chunk has a
     sentence per line, so its paragraphs and list items are read there): the FAQ question it answers (the
     last paragraph before it that is one question) and the first sentence of its paragraph or list item
     (a list item's term, "bf_window=# - How long ...", before its "The default value is 1440 minutes"),
     which its own words leave out. Their words count as the sentence's own (`score_candidates`)."""
     of: dict[tuple[str, str], str] = {}
     questions: set[tuple[str, str]] = set()
+    files: dict[str, str] = {}
     for label, entry_id in packed.labels.items():
         entry = packed.entries.get(entry_id)
         if entry is None or entry.kind != "document":
             continue
+        files[label] = entry_id.partition("#")[0]
         asked = ""
         for unit in units(entry.text):
             sentences = [unit] if is_block(unit) else split_sentences(unit)
@@ -116,7 +120,7 @@ def lead_ins_of(packed: Packed) -> LeadIns:
             for n, sentence in enumerate(sentences):
                 lead = sentences[0] if n else ""
                 of[(label, sentence)] = " ".join(part for part in (asked, lead) if part)
-    return LeadIns(of, frozenset(questions))
+    return Layout(of, frozenset(questions), files)
 
 
 def own_text(text: str) -> str:
@@ -149,7 +153,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     saying it in the literature's words counts."""
     asked = content_words(with_literature_terms(question))
     documents = [content_words(own_text(c.text)) for c in candidates]
-    lead_ins = [content_words(c.lead_in) for c in candidates]  # said with the sentence (`lead_ins_of`)
+    lead_ins = [content_words(c.lead_in) for c in candidates]  # said with the sentence (`layout_of`)
     titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
     total = len(candidates) or 1
     frequency: dict[str, int] = {}
@@ -217,7 +221,7 @@ class EntryView:
 
     def meaning(self, sentence: Candidate) -> float:
         """How close the sentence is in meaning to the question (0 without a `closeness`), read with its
-        lead-in (`lead_ins_of`) as its words are; the entry's sentences are encoded together, on first use."""
+        lead-in (`layout_of`) as its words are; the entry's sentences are encoded together, on first use."""
         if self.closeness is None:
             return 0.0
         if not self._meaning:
@@ -266,10 +270,11 @@ def entry_views(
 
 
 def extract_answer(
-    reading: Reading, blocks: Sequence[Block], tuning: OfflineAnswerSettings, lead_ins: LeadIns | None = None
+    reading: Reading, blocks: Sequence[Block], tuning: OfflineAnswerSettings, layout: Layout | None = None
 ) -> str:
     """An answer that answers: a first sentence for what is asked, then support, each with its [ID]."""
-    candidates = candidates_of(blocks, lead_ins)
+    layout = layout or Layout()
+    candidates = candidates_of(blocks, layout)
     scored = score_candidates(reading.text, candidates)
     if not scored:
         return load_prompt("refusal")
@@ -284,7 +289,7 @@ def extract_answer(
     lines = compose(reading, views, score, tuning) or problem_answer(reading, views, score, tuning)
     lines = lines + other_parts(reading, views, lines)
     if asks_for_code(reading):
-        lines = with_code_block(lines, views, reading.own_words, candidates)
+        lines = with_code_block(lines, views, reading.own_words, candidates, layout)
     lines = sentence_first(with_what_follows(lines, candidates))
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
 
@@ -342,11 +347,15 @@ def asks_for_code(reading: Reading) -> bool:
     return reading.value_kind == "howto"
 
 
-def with_code_block(lines: list[str], views: list[EntryView], question: str, candidates: list[Candidate]) -> list[str]:
+def with_code_block(
+    lines: list[str], views: list[EntryView], question: str, candidates: list[Candidate], layout: Layout
+) -> list[str]:
     """The answer with the answering section's code block quoted verbatim right after the lead sentence, when
     the lead's section has one (moved there when the answer quotes it further down): the block that follows
     the lead sentence closely (within FOLLOWS sentences: "The example below ..." and its example), else the
-    one that shares most words with the question (the first on a tie)."""
+    one that shares most words with the question (the first on a tie). A section that explains without one
+    ("Running Workflow Pods as non-root is best practice") is often followed by one that shows it: then the
+    block of the same document's other packed sections that shares most words with the question."""
     if not lines:
         return lines
     cited = re.search(r"\[([^\[\]]+)\][.!?…]*$", lines[0])  # the lead's marker, as `cite` writes it
@@ -356,7 +365,7 @@ def with_code_block(lines: list[str], views: list[EntryView], question: str, can
     view = next((v for v in views if v.entry_id == lead_id), None)
     code = [c for c in view.sentences if is_code(c.text)] if view is not None else []
     if not code:
-        return lines
+        return with_sibling_code(lines, views, question, layout, lead_id)
     asked = content_words(question)
     best = max(code, key=lambda c: (len(asked & content_words(block_words(c.text))), -c.position))
     # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
@@ -369,6 +378,30 @@ def with_code_block(lines: list[str], views: list[EntryView], question: str, can
                 break
     quoted = cite(best.text, lead_id)
     return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]  # moved after the lead if quoted
+
+
+def with_sibling_code(
+    lines: list[str], views: list[EntryView], question: str, layout: Layout, lead_id: str
+) -> list[str]:
+    """The answer with the code block of the lead's document, from another of its packed sections, that shares
+    most words with the question (the best-found section's first on a tie), right after the lead
+    (`with_code_block`)."""
+    document = layout.files.get(lead_id)
+    if document is None:
+        return lines
+    asked = content_words(question)
+    siblings = [
+        (len(asked & content_words(block_words(c.text))), -v.rank, -c.position, c)
+        for v in views
+        if v.entry_id != lead_id and layout.files.get(v.entry_id) == document
+        for c in v.sentences
+        if is_code(c.text)
+    ]
+    if not siblings:
+        return lines
+    *_, best = max(siblings, key=lambda found: found[:3])
+    quoted = cite(best.text, best.entry_id)
+    return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]
 
 
 def is_code(text: str) -> bool:
@@ -872,4 +905,4 @@ class ExtractiveChatModel(DataReplyModel):
         return "extractive"
 
     def answer(self, reading: Reading, packed: Packed) -> str:
-        return extract_answer(reading, packed.blocks, self.tuning, lead_ins_of(packed))
+        return extract_answer(reading, packed.blocks, self.tuning, layout_of(packed))
