@@ -193,10 +193,28 @@ spec:
 """
 
 
+ARCHITECTURES = """# Advanced install
+
+## Building for the correct architectures
+
+Kernels are compiled for the GPUs visible when the package is built.
+
+A build made on a login node without GPUs targets the wrong cards; set the list of architectures to build
+for explicitly:
+
+```bash
+TORCH_CUDA_ARCH_LIST="8.0;8.6" pip install trainer-ops
+```
+
+It also makes the build faster.
+"""
+
+
 @pytest.fixture(scope="module")
 def handbook_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     folder = tmp_path_factory.mktemp("handbook")
     files = {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES, "pods.md": SECURITY}
+    files["install.md"] = ARCHITECTURES
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
@@ -230,3 +248,11 @@ def test_a_how_to_quotes_the_block_of_the_section_that_shows_it(handbook_bot: As
     )
     assert not answer.refused, answer.text
     assert "runAsNonRoot: true" in answer.text, answer.text  # the explaining section has no block; its sibling has
+
+
+def test_a_troubleshooting_answer_shows_the_block_its_lead_introduces_after_it(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask("no kernel image for my GPUs after building on the login node - what is going on?")
+    assert not answer.refused, answer.text
+    lead, fence, command, *_ = answer.text.splitlines()
+    assert "login node" in lead and fence == "```bash", answer.text
+    assert command == 'TORCH_CUDA_ARCH_LIST="8.0;8.6" pip install trainer-ops'

@@ -290,6 +290,8 @@ def extract_answer(
     lines = lines + other_parts(reading, views, lines)
     if asks_for_code(reading):
         lines = with_code_block(lines, views, reading.own_words, candidates, layout)
+    elif layout.files:  # on documents, a block the lead introduces or that names what is asked shows it
+        lines = with_code_block(lines, views, reading.own_words, candidates, layout, shares=1)
     lines = sentence_first(with_what_follows(lines, candidates))
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
 
@@ -348,14 +350,23 @@ def asks_for_code(reading: Reading) -> bool:
 
 
 def with_code_block(
-    lines: list[str], views: list[EntryView], question: str, candidates: list[Candidate], layout: Layout
+    lines: list[str],
+    views: list[EntryView],
+    question: str,
+    candidates: list[Candidate],
+    layout: Layout,
+    shares: int = 0,
 ) -> list[str]:
     """The answer with the answering section's code block quoted verbatim right after the lead sentence, when
     the lead's section has one (moved there when the answer quotes it further down): the block that follows
     the lead sentence closely (within FOLLOWS sentences: "The example below ..." and its example), else the
     one that shares most words with the question (the first on a tie). A section that explains without one
     ("Running Workflow Pods as non-root is best practice") is often followed by one that shows it: then the
-    block of the same document's other packed sections that shares most words with the question."""
+    block of the same document's other packed sections that shares most words with the question.
+
+    With `shares` (a question that does not ask for steps, on documents), only the lead's own section is
+    looked at, and its block is quoted when the lead introduces it or it has `shares` of the question's words:
+    a troubleshooting answer's fix or a default's config line is often only in the block."""
     if not lines:
         return lines
     cited = re.search(r"\[([^\[\]]+)\][.!?…]*$", lines[0])  # the lead's marker, as `cite` writes it
@@ -365,9 +376,10 @@ def with_code_block(
     view = next((v for v in views if v.entry_id == lead_id), None)
     code = [c for c in view.sentences if is_code(c.text)] if view is not None else []
     if not code:
-        return with_sibling_code(lines, views, question, layout, lead_id)
+        return with_sibling_code(lines, views, question, layout, lead_id) if not shares else lines
     asked = content_words(question)
-    best = max(code, key=lambda c: (len(asked & content_words(block_words(c.text))), -c.position))
+    fitting = max(code, key=lambda c: (len(asked & content_words(block_words(c.text))), -c.position))
+    best = fitting if len(asked & content_words(block_words(fitting.text))) >= shares else None
     # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
     for n, lead in enumerate(candidates):
         if lead.entry_id == lead_id and lead.text in lines[0]:
@@ -376,6 +388,8 @@ def with_code_block(
             if introduced is not None:
                 best = introduced
                 break
+    if best is None:
+        return lines
     quoted = cite(best.text, lead_id)
     return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]  # moved after the lead if quoted
 
