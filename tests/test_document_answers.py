@@ -256,3 +256,17 @@ def test_a_troubleshooting_answer_shows_the_block_its_lead_introduces_after_it(h
     lead, fence, command, *_ = answer.text.splitlines()
     assert "login node" in lead and fence == "```bash", answer.text
     assert command == 'TORCH_CUDA_ARCH_LIST="8.0;8.6" pip install trainer-ops'
+
+
+def test_each_part_of_a_two_part_question_brings_its_best_section_from_another_file_too() -> None:
+    from assistant.answer.chain import best_and_other_file
+    from assistant.types import Source
+
+    def found(*ids: str) -> list[Source]:
+        return [Source(i, f"{i}::0", i, "document", "", 1.0, n) for n, i in enumerate(ids, start=1)]
+
+    # the part's search finds two sections of the file the whole question found; the other file is third
+    part = found("doc:gres.html#sharding", "doc:gres.html#mps", "doc:cgroups.html#devices")
+    assert [s.entry_id for s in best_and_other_file(part)] == ["doc:gres.html#sharding", "doc:cgroups.html#devices"]
+    assert [s.entry_id for s in best_and_other_file(found("doc:a.md#x", "doc:a.md#y"))] == ["doc:a.md#x"]
+    assert best_and_other_file([]) == []

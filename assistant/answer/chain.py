@@ -222,9 +222,9 @@ class AnswerChain:
             found = self.leading(found, [*found.sources[:1], *(s for side in each for s in side)])
         elif reading.part_questions and found.sources and found.sources[0].kind == "document":
             # "which plugin, and what do jobs need?" asks two things a team's documents often answer in two
-            # files: each part's best section is packed right after the best one
-            each = [self.retriever.retrieve(part, k=1, kind=kind).sources for part in reading.part_questions]
-            found = self.leading(found, [*found.sources[:1], *(s for part in each for s in part)])
+            # files: each part's best section is packed right after the best one, and its best from another file
+            each = [self.retriever.retrieve(part, k=PART_DEPTH, kind=kind).sources for part in reading.part_questions]
+            found = self.leading(found, [*found.sources[:1], *(s for part in each for s in best_and_other_file(part))])
         return found
 
     def trailing(self, found: Retrieval, named: set[str]) -> Retrieval:
@@ -379,3 +379,16 @@ def refusal_text(suggestions: list[Source], reason: str = "") -> str:
 
 def ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
+
+
+PART_DEPTH = 3  # sections searched for each part of a two-part question on documents
+
+
+def best_and_other_file(sources: list[Source]) -> list[Source]:
+    """A part's best section and its best from another document: the search for one part of a question
+    often finds two sections of the file the whole question found, while the part is answered elsewhere."""
+    if not sources:
+        return []
+    first_file = sources[0].entry_id.partition("#")[0]
+    other = next((s for s in sources[1:] if s.entry_id.partition("#")[0] != first_file), None)
+    return [sources[0], *([other] if other is not None else [])]
