@@ -59,6 +59,7 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
         ("What did Microsoft spend on Fairwater in March 2024?", ["Microsoft", "Fairwater", "March 2024"]),
         ("Context: our fleet. Ask: who founded CoreWeave?", ["CoreWeave"]),
         ("Anything on 600B models on 8-GPU H100s boxes?", ["H100s"]),  # sizes are values, not names
+        ("When is 26.05.3 out? We run 25.05 on 172.31.43.8", ["26.05.3"]),  # a release; a number, an address
     ],
 )
 def test_the_specific_things_a_question_names(question: str, names: list[str]) -> None:

@@ -65,7 +65,8 @@ def named_things(text: str) -> list[str]:
     (CoreWeave), an acronym, a capitalised word that does not start a sentence (Memphis, Groq).
 
     Stricter than `names_in`: a capitalised word after any sentence start ("... done. Anything on it?",
-    "Ask: what ...") is grammar, and measurements (600B, 8-GPU) are values, not names. What a refusal
+    "Ask: what ...") is grammar, and measurements (600B, 8-GPU) are values, not names; a three-number
+    release (26.05.3) is a name. What a refusal
     checks against the knowledge (`refusal.ungrounded_names`)."""
     whole = [*CONFIGURATION_KEY.finditer(text), *QUOTED_TITLE.finditer(text), *MONTH_AND_YEAR.finditer(text)]
     found = [(m.start(), m.group(m.lastindex or 0).strip()) for m in whole]
@@ -74,13 +75,19 @@ def named_things(text: str) -> list[str]:
         rest[match.start() : match.end()] = " " * (match.end() - match.start())
     for match in NAME_SHAPE.finditer("".join(rest)):
         token = match.group()
-        if MEASUREMENT.match(token) or token.lower().endswith(APPROXIMATE):
+        if (MEASUREMENT.match(token) and not is_version(token)) or token.lower().endswith(APPROXIMATE):
             continue
         starts = AFTER_SENTENCE_START.search(text[: match.start()]) is not None
         has_digit = any(ch.isdigit() for ch in token) and any(ch.isalpha() for ch in token)
         camel = any(ch.isupper() for ch in token[1:]) and any(ch.islower() for ch in token)
         capitalised = token[0].isupper() and not starts and not token.isupper()
         acronym = token.isupper() and len(token) >= 2 and not starts and any(ch.isalpha() for ch in token)
-        if has_digit or camel or capitalised or acronym:
+        if has_digit or camel or capitalised or acronym or is_version(token):
             found.append((match.start(), token))
     return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def is_version(token: str) -> bool:
+    """A release named by three numbers ("26.05.3", "0.6.0"): a thing, where "2.5" or "1,024" is a value."""
+    parts = token.split(".")
+    return len(parts) == 3 and all(part.isdigit() and len(part) <= 4 for part in parts)
