@@ -210,11 +210,19 @@ It also makes the build faster.
 """
 
 
+EDITORS = """# Editing queue files
+
+Queue files are plain YAML and any editor works. Code reviews of queue changes go through the platform team,
+who compare the request with the VS (virtual slice) quota of the team.
+"""
+
+
 @pytest.fixture(scope="module")
 def handbook_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     folder = tmp_path_factory.mktemp("handbook")
     files = {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES, "pods.md": SECURITY}
     files["install.md"] = ARCHITECTURES
+    files["editors.md"] = EDITORS
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
@@ -270,3 +278,9 @@ def test_each_part_of_a_two_part_question_brings_its_best_section_from_another_f
     assert [s.entry_id for s in best_and_other_file(part)] == ["doc:gres.html#sharding", "doc:cgroups.html#devices"]
     assert [s.entry_id for s in best_and_other_file(found("doc:a.md#x", "doc:a.md#y"))] == ["doc:a.md#x"]
     assert best_and_other_file([]) == []
+
+
+def test_a_name_written_as_one_that_no_document_has_as_one_is_refused(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask("Is there an official VS Code extension for editing queue files?")
+    assert answer.refused, answer.text  # "VS" and "Code" are each in editors.md; the editor is not
+    assert not handbook_bot.ask("Which label selects the LocalQueue for a Job?").refused

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from assistant.answer import refusal_reader
 from assistant.knowledge.stated_values import states_new_value
@@ -274,6 +275,8 @@ def gather(
     documents = bool(best) and all(entry.kind == "document" for entry in best)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
+    if documents and not missing:
+        missing = unknown_compounds(reading, knows or (lambda name: name.lower() in vocabulary))
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
@@ -319,6 +322,18 @@ def grounding(reading: Reading, knows: Callable[[str], bool]) -> tuple[tuple[str
     generalized linear model") is explained, not unknown."""
     missing = tuple(n for n in reading.named_in_asking if not knows(n) and not spelled_out(n, reading))
     return missing, reading.words_besides_names
+
+
+def unknown_compounds(reading: Reading, knows: Callable[[str], bool]) -> tuple[str, ...]:
+    """Names the asking sentences write as one ("VS Code", "Windows Server") that no entry mentions as one,
+    though each word of them is known: on a team's documents "VS" and "Code" are somewhere, the editor is not."""
+    names = reading.named_in_asking
+    compounds = [
+        f"{first} {second}"
+        for first, second in pairwise(names)
+        if f"{first} {second}" in reading.asking and not (first[:1].isdigit() or second[:1].isdigit())
+    ]
+    return tuple(c for c in compounds if not knows(c))
 
 
 def spelled_out(name: str, reading: Reading) -> bool:
