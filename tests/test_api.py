@@ -22,6 +22,7 @@ PLACEHOLDERS = {
     "condense": {"history", "question"},
     "refusal": set(),
     "refusal_suggestions": {"reason", "suggestions"},
+    "refusal_suggestions_documents": {"reason", "suggestions"},
     "judge": {"question", "facts", "answer"},
     "describe": {"per_entry", "entries"},
 }

@@ -283,4 +283,5 @@ def test_each_part_of_a_two_part_question_brings_its_best_section_from_another_f
 def test_a_name_written_as_one_that_no_document_has_as_one_is_refused(handbook_bot: Assistant) -> None:
     answer = handbook_bot.ask("Is there an official VS Code extension for editing queue files?")
     assert answer.refused, answer.text  # "VS" and "Code" are each in editors.md; the editor is not
+    assert "The nearest sections are" in answer.text and "paper" not in answer.text  # documents have no papers
     assert not handbook_bot.ask("Which label selects the LocalQueue for a Job?").refused

@@ -46,9 +46,11 @@ online_store:
 {% endcode %}
 
 {{< alert >}}Redis keys expire after the TTL of the feature view.{{< /alert >}}
+
+[[autodoc]] RedisOnlineStoreConfig
 """
 
-MARKUP = ("{%", "%}", "{{", "}}", "{:", "!!!", ":::", "align=", "![")
+MARKUP = ("{%", "%}", "{{", "}}", "{:", "!!!", ":::", "align=", "![", "[[")
 
 
 def test_the_generator_markup_goes_and_what_it_wraps_stays() -> None:
@@ -59,6 +61,7 @@ def test_the_generator_markup_goes_and_what_it_wraps_stays() -> None:
     assert "Redis keys expire after the TTL" in text and "Before you start" in text
     assert 'connection_string: "localhost:6379"' in text  # the code block as written
     assert document.sections[-1].heading.endswith("Configure Redis")
+    assert "RedisOnlineStoreConfig" in text  # a doc-builder directive goes, the name it documents stays
 
 
 def test_lines_and_fenced_code_are_kept() -> None:

@@ -374,7 +374,10 @@ def refusal_text(suggestions: list[Source], reason: str = "") -> str:
     if not suggestions:
         return load_prompt("refusal")
     names = ", ".join(f"“{s.title}”" for s in suggestions)
-    return render("refusal_suggestions", reason=reason or "none of its entries answers the question", suggestions=names)
+    # on a team's documents the suggestions are sections, and there are no papers to name
+    documents = all(s.kind == "document" for s in suggestions)
+    prompt = "refusal_suggestions_documents" if documents else "refusal_suggestions"
+    return render(prompt, reason=reason or "none of its entries answers the question", suggestions=names)
 
 
 def ms(start: float) -> float:

@@ -3,11 +3,12 @@
 Documentation folders are written for a site generator, not for a Markdown parser alone: GitBook's
 `{% hint style="info" %}` and `{% code title="feature_store.yaml" %}`, Jekyll's Liquid `{{ site.x }}`
 and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, MkDocs' `!!! note
-"Title"` admonitions, Docusaurus' `:::tip` fences, and attribute lists after an image
-(`![](logo.png){ align="center" }`). Parsed as Markdown they become words of the section, and an
-answer quoted `{% code title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title,
-and what the tags wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start
-on the lines the file has, and fenced code is left as written.
+"Title"` admonitions, Docusaurus' `:::tip` fences, attribute lists after an image
+(`![](logo.png){ align="center" }`) and Hugging Face's doc-builder directives (`[[autodoc]] Name`).
+Parsed as Markdown they become words of the section, and an answer quoted `{% code
+title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title, and what the tags
+wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start on the lines the
+file has, and fenced code is left as written.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ TAG = re.compile(
     r"|\{\{[^{}\n]{0,300}\}\}"  # Liquid output: {{ site.press_release_v3 }}
     r"|\{:[^{}\n]{0,300}\}"  # kramdown attribute lists: {: .notice--info}
     r"|(?<=\))[ \t]?\{[^{}\n]{0,300}=[^{}\n]{0,300}\}"  # attributes after an image or link: ){ align="center" }
+    r"|\[\[(?:autodoc|open-in-colab)\]\]"  # Hugging Face doc-builder directives: [[autodoc]] Accelerator
 )
 # "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays
 ADMONITION = re.compile(r"^(?P<indent>\s*)(?:!!!|\?\?\?\+?|:{3,})\s*(?P<rest>.*)$")
