@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant, Settings
+from assistant.answer.context import Block
 from assistant.answer.labels import to_ids
+from assistant.answer.models.extractive import extract_answer
 from assistant.blocks import as_block, is_block, quoted_in, units
 from assistant.cli.answer_text import format_answer
 from assistant.index.chunking import Chunker
@@ -18,7 +20,9 @@ from assistant.knowledge.documents import document_entries
 from assistant.knowledge.html_reader import read_html
 from assistant.knowledge.markdown_reader import read_markdown
 from assistant.knowledge.text_reader import read_text_document
+from assistant.question.reading import Reading
 from assistant.text import split_sentences
+from assistant.tuning import OfflineAnswerSettings
 from assistant.types import Answer, Citation, Entry
 from assistant.verify.citations import verify
 from ui.render import render_text
@@ -325,3 +329,22 @@ def test_the_chat_shows_code_in_a_fence_and_a_table_as_a_table() -> None:
     assert "\n\n```bash\necho '<b>*hi*</b>' [x]\n```\n\n" in html  # as written: the renderer escapes a fence
     assert "| A | B |\n| --- | --- |\n| a\\_1 | \\*b\\* |" in html  # cells escaped
     assert html.count('class="cite-ref') == 3 and "Run it " in html
+
+
+def test_an_answer_quotes_at_most_two_rows_of_a_reference_table() -> None:
+    rows = "\n".join(
+        f"| {name}_timeout | {n} | seconds before the server gives up on a {name} |"
+        for n, name in enumerate(["read", "write", "idle", "connect", "drain"], start=5)
+    )
+    table = f"```table\n| Option | Default | Description |\n{rows}\n```"
+    block = Block(
+        "doc:server.md#timeouts",
+        "Server › Timeouts",
+        "document",
+        ("Server › Timeouts", "The server has five timeouts.", table),
+    )
+    answer = extract_answer(
+        Reading("What timeouts does the server have, and their defaults?"), [block], OfflineAnswerSettings()
+    )
+    assert answer.count("```table") == 2, answer  # every row shares "timeout": the two that fit best are quoted
+    assert "The server has five timeouts" in answer

@@ -849,12 +849,32 @@ def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | 
     """More of the answering entry, up to `tuning.entry_sentences` in all, closest to the question first (word score
     and meaning), each sharing a word with it: a lead and one support sentence left out most of the facts an
     asker wanted (fact recall 0.29-0.57 on the held-out sets; quoting three sentences 0.48-0.70,
-    docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing."""
+    docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing. At most
+    TABLE_ROWS table rows are quoted in all: on the four documentation sets no fact was in a third row."""
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
     rest.sort(key=lambda c: -view.fit(c, score))
     limit = view.tuning.section_sentences if view.kind == "document" else view.tuning.entry_sentences
-    return [cite(c.text, c.entry_id) for c in rest[: max(0, limit - len(quoted))]]
+    rows = sum(is_table_row(c.text) for c in shown if c is not None)
+    chosen: list[Candidate] = []
+    for candidate in rest:
+        if len(chosen) >= limit - len(quoted):
+            break
+        if is_table_row(candidate.text):
+            if rows >= TABLE_ROWS:
+                continue  # a reference table's further rows share a word with any question about its area
+            rows += 1
+        chosen.append(candidate)
+    return [cite(c.text, c.entry_id) for c in chosen]
+
+
+TABLE_ROWS = 2  # of one table, quoted in an answer
+
+
+def is_table_row(text: str) -> bool:
+    """A candidate that is a table's row under its header (`quotable_units`)."""
+    block = as_block(text) if text.startswith("```") else None
+    return block is not None and block.is_table
 
 
 def titled(view: EntryView, sentence: Candidate) -> str:
