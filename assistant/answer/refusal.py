@@ -274,9 +274,10 @@ def gather(
     kind = reading.value_kind
     documents = bool(best) and all(entry.kind == "document" for entry in best)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
-    missing, besides = grounding(reading, knows or (lambda name: name.lower() in vocabulary))
+    known = knows or (lambda name: name.lower() in vocabulary)
+    missing, besides = grounding(reading, known)
     if documents and not missing:
-        missing = unknown_compounds(reading, knows or (lambda name: name.lower() in vocabulary))
+        missing = unknown_compounds(reading, known)
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)

@@ -97,11 +97,11 @@ class Layout:
 
 def layout_of(packed: Packed) -> Layout:
     """Which document each packed section is of, and what each of its sentences is read with, from its
-    entry's own text (a chunk has a
-    sentence per line, so its paragraphs and list items are read there): the FAQ question it answers (the
-    last paragraph before it that is one question) and the first sentence of its paragraph or list item
-    (a list item's term, "bf_window=# - How long ...", before its "The default value is 1440 minutes"),
-    which its own words leave out. Their words count as the sentence's own (`score_candidates`)."""
+    entry's own text (a chunk has a sentence per line, so its paragraphs and list items are read there):
+    the FAQ question it answers (the last paragraph before it that is one question) and the first sentence
+    of its paragraph or list item (a list item's term, "bf_window=# - How long ...", before its "The
+    default value is 1440 minutes"), which its own words leave out. Their words count as the sentence's
+    own (`score_candidates`)."""
     of: dict[tuple[str, str], str] = {}
     questions: set[tuple[str, str]] = set()
     files: dict[str, str] = {}
@@ -846,11 +846,12 @@ def part_fit(own: set[str], asked: set[str], view: EntryView, candidate: Candida
 
 
 def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | None]) -> list[str]:
-    """More of the answering entry, up to `tuning.entry_sentences` in all, closest to the question first (word score
-    and meaning), each sharing a word with it: a lead and one support sentence left out most of the facts an
-    asker wanted (fact recall 0.29-0.57 on the held-out sets; quoting three sentences 0.48-0.70,
-    docs/retrieval-stages.md). An abstract's background is never quoted: the setting answers nothing. At most
-    TABLE_ROWS table rows are quoted in all: on the four documentation sets no fact was in a third row."""
+    """More of the answering entry, up to `tuning.entry_sentences` in all (`section_sentences` for a section
+    of a document), closest to the question first (word score and meaning), each sharing a word with it: a
+    lead and one support sentence left out most of the facts an asker wanted (fact recall 0.29-0.57 on the
+    held-out sets; quoting three sentences 0.48-0.70, docs/retrieval-stages.md). An abstract's background is
+    never quoted: the setting answers nothing. At most TABLE_ROWS table rows are quoted in all: on the four
+    documentation sets no fact was in a third row."""
     quoted = {id(c) for c in shown if c is not None}
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
     rest.sort(key=lambda c: -view.fit(c, score))
