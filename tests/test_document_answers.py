@@ -217,12 +217,21 @@ who compare the request with the VS (virtual slice) quota of the team.
 """
 
 
+COSTS = """# GPU cost review
+
+## Rates
+
+The internal chargeback rate is $2.45 per GPU-hour for an H100 and $1.10 for an A100.
+"""
+
+
 @pytest.fixture(scope="module")
 def handbook_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     folder = tmp_path_factory.mktemp("handbook")
     files = {"faq.md": FAQ, "backfill.md": OPTIONS, "webhooks.md": WEBHOOKS, "queues.md": QUEUES, "pods.md": SECURITY}
     files["install.md"] = ARCHITECTURES
     files["editors.md"] = EDITORS
+    files["costs.md"] = COSTS
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
@@ -285,3 +294,11 @@ def test_a_name_written_as_one_that_no_document_has_as_one_is_refused(handbook_b
     assert answer.refused, answer.text  # "VS" and "Code" are each in editors.md; the editor is not
     assert "The nearest sections are" in answer.text and "paper" not in answer.text  # documents have no papers
     assert not handbook_bot.ask("Which label selects the LocalQueue for a Job?").refused
+
+
+def test_a_value_is_answered_whatever_scene_the_question_sets(handbook_bot: Assistant) -> None:
+    answer = handbook_bot.ask(
+        "What's the internal chargeback rate for an H100, per GPU-hour? Need it for our Q3 budget."
+    )
+    assert not answer.refused, answer.text  # no section names "Q3": it is the asker's, not the rate's
+    assert "$2.45" in answer.text, answer.text

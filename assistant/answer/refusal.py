@@ -147,6 +147,10 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     about a forecasting model built into Google's warehouse, usable from SQL. How many series can it
     handle?"); names in the asking sentence are what the value is about ("how many GPUs are in
     ByteDance's cluster?"), so they must be in the value's sentence.
+
+    A section of a team's documents is asked only for the asking sentence's names: the asker's scene
+    ("What's the chargeback rate for an H100? Need it for our Q3 budget.") is not what a section about the
+    value must say.
     """
     evidence = VALUE_EVIDENCE.get(kind)
     if evidence is None:  # an opinion
@@ -158,11 +162,11 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     counted = COUNTED.search(reading.lowered)
     for entry in entries:
         whole = f"{entry.title}. {entry.text}"
-        if not all(mentions(whole.lower(), name) for name in names - asked):
-            continue
         if entry.kind == "document":  # a team's section: read for values in its own words (`stated_values`)
             if section_states(kind, whole, entry.text, asked, subject, reading.lowered):
                 return True
+            continue
+        if not all(mentions(whole.lower(), name) for name in names - asked):
             continue
         for sentence in split_sentences(whole):
             if not evidence.search(sentence):
