@@ -2,6 +2,6 @@
 
 import sys
 
-from assistant.cli.commands import main
+from assistant.cli import main
 
 sys.exit(main())

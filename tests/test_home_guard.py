@@ -4,7 +4,8 @@ Each runs the real CLI as a child process over a copy of the seed index (real Mi
 Chroma) and knowledge the test writes:
 
 - a read-only home (`chmod -R a-w`, the process without the capabilities that let root ignore
-  file modes): `ask` answers, says once that it searches a copy, and writes nothing in the home;
+  file modes): `ask` answers and writes nothing in the home; searching Chroma, it says once that it
+  searches a copy of Chroma's folder; searching the small index's own copy of its vectors, it needs none;
 - a full disk (a 12 MB tmpfs in a private mount namespace, filled): the start-up sync for changed
   knowledge fails in one line saying what is full and how much a sync needs, and `ask` still
   answers from the last committed index;
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant.index.exact_vectors import discard
 from tests.conftest import REPO, SEED
 from tests.processes import free_port, reap
 from tests.test_startup import cli_env
@@ -88,6 +90,7 @@ def test_a_read_only_home_answers_and_writes_nothing(built: tuple[Path, Path], t
     if prefix is None:
         pytest.skip("running as root without setpriv: file modes cannot be enforced")
     home, knowledge = built
+    discard(home / "index" / "cache")  # without the vectors' copy, Chroma is searched (`exact_vectors`)
     if changed:
         (knowledge / "999_nvlink.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", "utf-8")
     subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
@@ -101,6 +104,35 @@ def test_a_read_only_home_answers_and_writes_nothing(built: tuple[Path, Path], t
         if changed:  # the sync could not run: said once, and the last index answers
             assert any("answering from the index as it was" in line for line in lines), lines
         assert len(lines) == (2 + changed if changed else 1), lines
+        assert tree_digest(home) == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(home)], check=True)
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["up to date", "knowledge changed"])
+def test_a_read_only_home_with_the_vectors_copy_answers_without_opening_chroma(
+    built: tuple[Path, Path], changed: bool
+) -> None:
+    """The seed index keeps a copy of its vectors (`exact_vectors`): a read-only home answers from it as
+    Chroma would, with no copy of Chroma's folder to make and nothing to say about it."""
+    prefix = read_only_prefix()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: file modes cannot be enforced")
+    home, knowledge = built
+    assert list((home / "index" / "cache").glob("vectors-*"))
+    if changed:
+        (knowledge / "999_nvlink.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", "utf-8")
+    subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
+    before = tree_digest(home)
+    try:
+        done = run_cli(cli_env(home, knowledge), "ask", QUESTION, prefix=prefix)
+        assert done.returncode == 0, done.stderr
+        assert DEFINITION in done.stdout and "rebuild" not in done.stderr
+        lines = warnings_of(done.stderr)
+        assert not any("searching a copy" in line for line in lines), lines
+        if changed:  # the sync could not run: said once, and the last index answers
+            assert any("answering from the index as it was" in line for line in lines), lines
+        assert len(lines) == (2 if changed else 0), lines
         assert tree_digest(home) == before
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(home)], check=True)

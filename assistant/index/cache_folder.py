@@ -1,9 +1,10 @@
-"""A replica's cache folders in its home: one per kind and commit (`<kind>-<generation>-<commit>`).
+"""A home's cache folders: one per kind and commit (`<kind>-<generation>-<commit>`).
 
-The lexical index, the entry records and the retriever's tables are each written to a temporary folder
-beside their place and renamed into it, so a replica killed while writing leaves the folder whole or
+A replica's lexical index, entry records and retriever's tables, and the vector copy of a small embedded
+index (`exact_vectors`, named by a digest of its content), are each written to a temporary folder
+beside their place and renamed into it, so a process killed while writing leaves the folder whole or
 absent; the same kind's folders of other generations (and temporaries a killed writer left) are then
-removed. One writer for the three keeps the naming the home's cleanup relies on in one place.
+removed. One writer for all of them keeps the naming the home's cleanup relies on in one place.
 """
 
 from __future__ import annotations

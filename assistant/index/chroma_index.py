@@ -25,6 +25,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from assistant.errors import (
     AssistantError,
     EmptyIndexError,
@@ -43,9 +45,20 @@ from assistant.index.embeddings import (
     make_embedder,
     shipped_encoder,
 )
+from assistant.index.exact_vectors import LIMIT as EXACT_LIMIT
+from assistant.index.exact_vectors import (
+    ExactVectors,
+    Unconfirmed,
+    carried_over,
+    confirm,
+    discard,
+    open_copy,
+    stored_form,
+)
 from assistant.index.freshness import as_now, fingerprints, knowledge_names, stale_reason
 from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
+from assistant.index.lexical_files import open_lexical
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
 from assistant.index.progress import Progress
 from assistant.index.record_file import RecordFile
@@ -96,6 +109,9 @@ class Index(ChromaConnection, SearchPrimitives):
         self.read_copy_note: str | None = None  # set when Chroma is searched from a copy (`read_copy`)
         self._syncing = False
         self._fresh_collection = False  # a rebuild against a server: vectors go to a new collection
+        self._exact: tuple[ExactVectors, list[Chunk]] | bool | None = None  # the copy a search reads, once looked for
+        self._encoded: dict[str, Sequence[float]] | None = None  # the vectors a sync of a small index encoded
+        self._chroma_changed = False  # a sync wrote to Chroma (its vector copy was removed first)
         self.reload()
 
     # --- state -----------------------------------------------------------------------
@@ -157,6 +173,7 @@ class Index(ChromaConnection, SearchPrimitives):
             return
         self.rows = self.entries.rows if isinstance(self.entries, RecordFile) else ChunkRows.of(self.entries.values())
         self._lexical = None
+        self._exact = None
 
     @property
     def is_empty(self) -> bool:
@@ -270,13 +287,19 @@ class Index(ChromaConnection, SearchPrimitives):
                 self.read_copy_note = None
             self._syncing = True
             self.reload()
+            carried = carried_over(self.cache_dir, self.embedder_name) if self.keeps_exact_copy else {}
+            self._encoded, self._chroma_changed = None, False
             report = self._sync(paths, rebuild, progress, on_embedded, allow_removal, announce)
             self._fresh_collection = False
             if isinstance(self.store, ServerStore):
                 self._sweep_collections()
+            else:
+                started = time.perf_counter()
+                self._keep_exact_copy(carried)
+                report.seconds += time.perf_counter() - started
             return report
         finally:
-            self._syncing = False
+            self._syncing, self._encoded, self._exact = False, None, None
             lock.__exit__(None, None, None)
 
     def _sync(
@@ -371,6 +394,8 @@ class Index(ChromaConnection, SearchPrimitives):
         report.repaired = sum(
             1 for item in todo for vid in item.vector_ids() if vid in committed and vid not in existing
         )
+        if sum(len(item.chunks) for item in fresh.values()) < EXACT_LIMIT:
+            self._encoded = {}  # kept for the exact copy of a small index (`exact_vectors`)
         report.embed_seconds = self._embed(todo, existing, report, progress, on_embedded)
         if not same_state:
             manifest = {
@@ -398,6 +423,8 @@ class Index(ChromaConnection, SearchPrimitives):
         report.swept = len(stale - committed)  # not the vectors of entries this sync replaced or removed
         collection = self.collection()
         ordered = sorted(stale)
+        if ordered:
+            self._changing_chroma()
         for start in range(0, len(ordered), 5000):
             self._chroma(collection.delete, ids=ordered[start : start + 5000])
         report.entries, report.chunks = len(self.entries), len(self.rows)
@@ -448,6 +475,7 @@ class Index(ChromaConnection, SearchPrimitives):
         batches = [batch for batch in batches if batch]
         vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches])
         embed_time = 0.0
+        self._changing_chroma()
         encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
         try:
             for batch in batches:
@@ -459,6 +487,8 @@ class Index(ChromaConnection, SearchPrimitives):
                     encoded += part
                     bar.update(len(part))
                 writer.submit(batch, encoded[: len(batch)])
+                if self._encoded is not None:
+                    self._encoded.update(zip((vid for vid, _ in batch), encoded[: len(batch)], strict=True))
                 encoded = encoded[len(batch) :]
                 report.embedded_chunks += len(batch)
                 if on_embedded:
@@ -531,6 +561,7 @@ class Index(ChromaConnection, SearchPrimitives):
         except IndexUnavailableError:  # a damaged manifest: its collection cannot be named
             name = None
         self._collection = None
+        self._changing_chroma()
         if self.settings.chroma_url:
             if name:
                 from chromadb.errors import NotFoundError
@@ -557,6 +588,86 @@ class Index(ChromaConnection, SearchPrimitives):
         self.mismatch = None
         self.entries, self.generation, self.rows, self._lexical = {}, 0, NO_ROWS, None
 
+    # --- the exact copy of a small embedded index (`exact_vectors`) ----------------------------
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.store.root / "cache"
+
+    @property
+    def keeps_exact_copy(self) -> bool:
+        """Whether this index keeps a copy of its vectors beside it: an embedded Chroma, a shipped encoder
+        (deterministic, so a vector the copy lacks can be encoded again and checked against Chroma's)."""
+        return not (self.settings.chroma_url or isinstance(self.store, ServerStore)) and shipped_encoder(
+            self.embedder_name
+        )
+
+    def exact_copy(self) -> tuple[ExactVectors, list[Chunk]] | None:
+        """The copy of the loaded generation's vectors, with each one's chunk, when a search may read it
+        instead of Chroma; None to ask Chroma (no copy, another generation or encoder, a sync running)."""
+        if self._exact is None:
+            self._exact = (not self._syncing and self._open_exact_copy()) or False
+        return self._exact if isinstance(self._exact, tuple) else None
+
+    def _open_exact_copy(self) -> tuple[ExactVectors, list[Chunk]] | None:
+        if not self.keeps_exact_copy or self.mismatch is not None or not 0 < len(self.rows) < EXACT_LIMIT:
+            return None
+        manifest = self.manifest_or_none() or {}
+        if manifest.get("generation") != self.generation or manifest.get("embeddings") != self.embedder_name:
+            return None
+        copy = open_copy(self.cache_dir, self.generation, manifest, self.chroma_path / "chroma.sqlite3")
+        if copy is None or len(copy.ids) != len(self.rows):
+            return None
+        chunks = [self.rows.find(vid) for vid in copy.ids]
+        found = [chunk for chunk in chunks if chunk is not None]
+        return (copy, found) if len(found) == len(chunks) else None
+
+    def _changing_chroma(self) -> None:
+        """Before a sync writes to Chroma: the vector copy no longer says what Chroma holds."""
+        if not self._chroma_changed and not isinstance(self.store, ServerStore):
+            discard(self.cache_dir)
+        self._chroma_changed = True
+
+    def _keep_exact_copy(self, carried: dict[str, tuple[Any, Any]]) -> None:
+        """After a sync: write the copy of the committed vectors, confirmed by Chroma, when the index is small
+        enough and the copy is not already current. Its vectors are those the sync encoded, else the previous
+        copy's, else (an index synced before the copy existed) the chunks encoded again; the copy is kept only
+        once Chroma confirmed it (`exact_vectors.confirm`)."""
+        if not self.keeps_exact_copy or not 0 < len(self.rows) < EXACT_LIMIT or self.mismatch is not None:
+            discard(self.cache_dir)
+            return
+        if not self._chroma_changed and self._open_exact_copy() is not None:
+            return
+        ids = self.rows.vector_ids()
+        chunks = list(self.rows)
+        encoded = dict(self._encoded or {})
+        known = encoded.keys() | carried.keys()
+        missing = [(vid, chunk.text) for vid, chunk in zip(ids, chunks, strict=True) if vid not in known]
+        if missing:
+            log.info("Encoding %d chunks again for the copy of the vectors", len(missing))
+            texts = [text for _, text in missing]
+            encoded.update(zip([vid for vid, _ in missing], self.embedder.embed_documents(texts), strict=True))
+        vectors = dict(carried)
+        again = [vid for vid in ids if vid in encoded]  # what Chroma was given in this sync replaces the copy's
+        if again:
+            stored, lengths = stored_form(np.asarray([encoded[vid] for vid in again], dtype=np.float32))
+            vectors.update({vid: (stored[n], lengths[n]) for n, vid in enumerate(again)})
+        try:
+            kinds = {vid: chunk.kind for vid, chunk in zip(ids, chunks, strict=True)}
+            collection = self.collection()
+            order = confirm(collection, ids, vectors, kinds)
+            copy = ExactVectors(
+                order,
+                np.stack([vectors[vid][0] for vid in order]),
+                np.asarray([vectors[vid][1] for vid in order], dtype=np.float32),
+                collection.name,
+                self.embedder_name,
+            )
+            copy.save(self.cache_dir, self.generation, self.chroma_path / "chroma.sqlite3")
+        except (Unconfirmed, AssistantError, OSError) as why:
+            discard(self.cache_dir)
+            log.info("The vectors are searched in Chroma only: %s", why)
+
     def _lexical_index(self) -> Any:
         with self._lock:
             if self._lexical is None and len(self.rows) and isinstance(self.store, ServerStore):
@@ -565,15 +676,13 @@ class Index(ChromaConnection, SearchPrimitives):
                     self.entries.save(self.store.records_dir(self.generation))
                 self._lexical = cached_lexical(self.store.lexical_dir(self.generation), self.chunk_texts)
             if self._lexical is None and len(self.rows):
-                import bm25s
-
                 path = self.store.lexical_dir(self.generation)
                 if (self.store.manifest() or {}).get("lexical") != LEXICAL_TOKENS:
                     # built with an older tokenizer: rebuilt in memory (a second for 4,000 chunks) until a sync
                     self._lexical = lexical_index([lexical_tokens(chunk.text) for chunk in self.rows])
                     return self._lexical
                 try:
-                    self._lexical = bm25s.BM25.load(str(path), mmap=True)
+                    self._lexical = open_lexical(path)
                 except Exception as error:  # missing or damaged files of the committed generation ...
                     if self._committed_generation() == self.generation:
                         raise self.store.damaged(path, error) from error
@@ -581,7 +690,7 @@ class Index(ChromaConnection, SearchPrimitives):
                     if self.mismatch is not None:
                         raise self.mismatch from error
                     if len(self.rows):
-                        self._lexical = bm25s.BM25.load(str(self.store.lexical_dir(self.generation)), mmap=True)
+                        self._lexical = open_lexical(self.store.lexical_dir(self.generation))
             return self._lexical
 
     def committed(self) -> tuple[int, str | None] | None:

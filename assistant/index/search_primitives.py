@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.text import lexical_tokens
 from assistant.types import Chunk
@@ -12,6 +14,7 @@ from assistant.types import Chunk
 if TYPE_CHECKING:
     from assistant.index.chunk_rows import ChunkRows
     from assistant.index.embeddings import Embedder
+    from assistant.index.exact_vectors import ExactVectors
 
 
 class SearchPrimitives:
@@ -30,6 +33,8 @@ class SearchPrimitives:
 
         def _lexical_index(self) -> Any: ...
 
+        def exact_copy(self) -> tuple[ExactVectors, list[Chunk]] | None: ...
+
     def dense(self, query: str, k: int, kind: str | None = None) -> list[tuple[Chunk, float]]:
         """Nearest chunks to the query's embedding by cosine similarity, best first."""
         if not len(self.rows):
@@ -40,14 +45,28 @@ class SearchPrimitives:
         self, vector: Sequence[float], k: int, kind: str | None = None, *, described: bool = True
     ) -> list[tuple[Chunk, float]]:
         """Nearest committed chunks to a vector by cosine similarity (1 - cosine distance), best first;
-        `described=False` leaves out asked-as descriptions (what the entries themselves say)."""
+        `described=False` leaves out asked-as descriptions (what the entries themselves say).
+
+        A small embedded index is searched in its exact copy (`exact_vectors`), which gives what Chroma
+        gives without opening it; Chroma answers otherwise."""
         if not len(self.rows):
             return []
+        wanted = k + 8  # what Chroma is asked for
+        exact = self.exact_copy()
+        if exact is not None:
+            copy, chunks = exact
+            allowed = None
+            if kind or not described:
+                allowed = np.asarray(
+                    [(not kind or c.kind == kind) and (described or c.field != ASKED_AS) for c in chunks]
+                )
+            found = copy.nearest(vector, k, wanted, allowed)
+            if found is not None:
+                return [(chunks[position], 1.0 - distance) for position, distance in found]
         conditions: list[dict[str, Any]] = [{"kind": kind}] if kind else []
         if not described:
             conditions.append({"field": {"$ne": ASKED_AS}})
         where = conditions[0] if len(conditions) == 1 else {"$and": conditions} if conditions else None
-        wanted = k + 8
         while True:
 
             def query(collection: Any, n: int = wanted) -> Any:
