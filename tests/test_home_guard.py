@@ -84,6 +84,22 @@ def read_only_prefix() -> list[str] | None:
     return DROP_OVERRIDES if probe.returncode == 0 else None
 
 
+def ask_read_only(
+    home: Path, knowledge: Path, prefix: list[str], changed: bool
+) -> tuple[subprocess.CompletedProcess[str], list[str], bool]:
+    """`ask` on `home` made read-only, after the knowledge gained a page when `changed`: the run, its warning
+    lines and whether the home is as it was; the home is writable again afterwards."""
+    if changed:
+        (knowledge / "999_nvlink.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", "utf-8")
+    subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
+    before = tree_digest(home)
+    try:
+        done = run_cli(cli_env(home, knowledge), "ask", QUESTION, prefix=prefix)
+        return done, warnings_of(done.stderr), tree_digest(home) == before
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(home)], check=True)
+
+
 @pytest.mark.parametrize("changed", [False, True], ids=["up to date", "knowledge changed"])
 def test_a_read_only_home_answers_and_writes_nothing(built: tuple[Path, Path], tmp_path: Path, changed: bool) -> None:
     prefix = read_only_prefix()
@@ -91,22 +107,14 @@ def test_a_read_only_home_answers_and_writes_nothing(built: tuple[Path, Path], t
         pytest.skip("running as root without setpriv: file modes cannot be enforced")
     home, knowledge = built
     discard(home / "index" / "cache")  # without the vectors' copy, Chroma is searched (`exact_vectors`)
-    if changed:
-        (knowledge / "999_nvlink.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", "utf-8")
-    subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
-    before = tree_digest(home)
-    try:
-        done = run_cli(cli_env(home, knowledge), "ask", QUESTION, prefix=prefix)
-        assert done.returncode == 0, done.stderr
-        assert DEFINITION in done.stdout and "rebuild" not in done.stderr
-        lines = warnings_of(done.stderr)
-        assert any("cannot be written (the home is read-only): searching a copy in" in line for line in lines), lines
-        if changed:  # the sync could not run: said once, and the last index answers
-            assert any("answering from the index as it was" in line for line in lines), lines
-        assert len(lines) == (2 + changed if changed else 1), lines
-        assert tree_digest(home) == before
-    finally:
-        subprocess.run(["chmod", "-R", "u+w", str(home)], check=True)
+    done, lines, unchanged = ask_read_only(home, knowledge, prefix, changed)
+    assert done.returncode == 0, done.stderr
+    assert DEFINITION in done.stdout and "rebuild" not in done.stderr
+    assert any("cannot be written (the home is read-only): searching a copy in" in line for line in lines), lines
+    if changed:  # the sync could not run: said once, and the last index answers
+        assert any("answering from the index as it was" in line for line in lines), lines
+    assert len(lines) == (2 + changed if changed else 1), lines
+    assert unchanged
 
 
 @pytest.mark.parametrize("changed", [False, True], ids=["up to date", "knowledge changed"])
@@ -120,22 +128,14 @@ def test_a_read_only_home_with_the_vectors_copy_answers_without_opening_chroma(
         pytest.skip("running as root without setpriv: file modes cannot be enforced")
     home, knowledge = built
     assert list((home / "index" / "cache").glob("vectors-*"))
-    if changed:
-        (knowledge / "999_nvlink.txt").write_text("Systems · EXT-0001\nNVLink\nA link between GPUs.\n", "utf-8")
-    subprocess.run(["chmod", "-R", "a-w", str(home)], check=True)
-    before = tree_digest(home)
-    try:
-        done = run_cli(cli_env(home, knowledge), "ask", QUESTION, prefix=prefix)
-        assert done.returncode == 0, done.stderr
-        assert DEFINITION in done.stdout and "rebuild" not in done.stderr
-        lines = warnings_of(done.stderr)
-        assert not any("searching a copy" in line for line in lines), lines
-        if changed:  # the sync could not run: said once, and the last index answers
-            assert any("answering from the index as it was" in line for line in lines), lines
-        assert len(lines) == (2 if changed else 0), lines
-        assert tree_digest(home) == before
-    finally:
-        subprocess.run(["chmod", "-R", "u+w", str(home)], check=True)
+    done, lines, unchanged = ask_read_only(home, knowledge, prefix, changed)
+    assert done.returncode == 0, done.stderr
+    assert DEFINITION in done.stdout and "rebuild" not in done.stderr
+    assert not any("searching a copy" in line for line in lines), lines
+    if changed:  # the sync could not run: said once, and the last index answers
+        assert any("answering from the index as it was" in line for line in lines), lines
+    assert len(lines) == (2 if changed else 0), lines
+    assert unchanged
 
 
 FULL_DISK = """

@@ -8,7 +8,6 @@ real Chroma, on a private copy of the seed knowledge (so a test can edit it).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,21 +20,14 @@ import pytest
 from assistant import Assistant, Settings
 from assistant.index.chroma_index import Index
 from assistant.index.serving import MARKER, process_start
-from assistant.offline import offline_env
 from tests.conftest import REPO, SEED
 from tests.processes import free_port, kill_hard, reap
+from tests.test_startup import cli_env
 
 pytestmark = pytest.mark.server
 
 QUESTION = "What is a GPU?"
 SERVED = "answered by the assistant serve running on this home"
-
-
-def cli_env(home: Path, knowledge: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_"))}
-    env.update(ASSISTANT_HOME=str(home), ASSISTANT_KNOWLEDGE=str(knowledge), ASSISTANT_MODEL="extractive")
-    env.update(extra)
-    return offline_env(env)
 
 
 def ask(home: Path, knowledge: Path, *flags: str, **extra: str) -> subprocess.CompletedProcess[str]:

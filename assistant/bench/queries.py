@@ -106,15 +106,13 @@ def served_start(home: Path, knowledge: Path, runs: int) -> dict[str, Any]:
     """`assistant serve` on `home` from its start to its `Ready` line, then `assistant ask "What is a GPU?"`
     twice as fresh processes that the running server answers (its first question loads what `Ready` leaves
     to it, such as the tokenizer; the second is the usual case); `runs` servers, one after the other."""
-    import socket
+    from assistant.answer.local_server import free_port
 
     command, env = cli_command(), {**cli_env(home, knowledge), "GRADIO_ANALYTICS_ENABLED": "False"}
     ready: list[float] = []
     asked: dict[str, list[float]] = {"first": [], "again": []}
     for _ in range(runs):
-        with socket.socket() as sock:  # a free port
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        port = free_port()
         t0 = time.perf_counter()
         server = subprocess.Popen(
             [*command, "serve", "--port", str(port)],

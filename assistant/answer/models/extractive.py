@@ -390,8 +390,7 @@ def with_code_block(
                 break
     if best is None:
         return lines
-    quoted = cite(best.text, lead_id)
-    return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]  # moved after the lead if quoted
+    return after_lead(lines, cite(best.text, lead_id))
 
 
 def with_sibling_code(
@@ -414,7 +413,11 @@ def with_sibling_code(
     if not siblings:
         return lines
     *_, best = max(siblings, key=lambda found: found[:3])
-    quoted = cite(best.text, best.entry_id)
+    return after_lead(lines, cite(best.text, best.entry_id))
+
+
+def after_lead(lines: list[str], quoted: str) -> list[str]:
+    """The answer with `quoted` right after its lead sentence (moved there when the answer quotes it later)."""
     return [lines[0], quoted, *(line for line in lines[1:] if line != quoted)]
 
 
