@@ -58,8 +58,13 @@ def test_sync_into_a_chroma_server(server_settings: Settings, chroma_url: str) -
     name = index.store.manifest()["collection"]
     collection = http_client(chroma_url).get_collection(name)
     assert collection.count() == 63
-    stored = collection.get(ids=[f"MLD-0472::core:0@{index.entries['MLD-0472'].hash[:12]}"], include=["metadatas"])
+    stored = collection.get(
+        ids=[f"MLD-0472::core:0@{index.entries['MLD-0472'].hash[:12]}"], include=["metadatas", "documents"]
+    )
     assert stored["metadatas"][0]["entry_id"] == "MLD-0472"
+    # the chunk text is stored once, in the entry records, not again beside its vector
+    assert stored["documents"] == [None]
+    assert index.chunks_of("MLD-0472")[0].text.startswith(index.entries["MLD-0472"].chunks[0].text[:20])
 
     # search works through the server
     core = index.chunks_of("MLD-0472")[0]

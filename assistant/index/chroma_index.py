@@ -534,11 +534,13 @@ class Index(ChromaConnection, SearchPrimitives):
                 close()
 
     def write_vectors(self, batch: list[tuple[str, Chunk]], vectors: Sequence[Sequence[float]]) -> None:
-        """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks."""
+        """Store (vector id, chunk) pairs with their vectors; they count once a commit names their chunks.
+
+        The chunk text is not stored with the vector: every search reads it from the entry records, so a
+        copy in the collection only doubled what a server holds and a sync writes."""
         self.collection().upsert(
             ids=[vid for vid, _ in batch],
             embeddings=vectors,
-            documents=[chunk.text for _, chunk in batch],
             metadatas=[{"entry_id": c.entry_id, "kind": c.kind, "field": c.field, "chunk_id": c.id} for _, c in batch],
         )
 
