@@ -152,3 +152,33 @@ def test_a_name_whose_own_page_is_only_another_name_leaves_the_order_to_the_sear
     assert retriever.named_pages("what is a TPU?")[1] is None
     answer = glossary_assistant.ask("what is a TPU?")
     assert answer.citations[0].entry_id == "glossary:tensor-processing-unit-tpu"
+
+
+def test_a_misspelt_name_finds_the_name_difflib_finds(glossary_assistant: Assistant) -> None:
+    """The close-name lookup skips names whose length alone rules them out; what it finds is difflib's,
+    on the glossary's names and on 3,000 more of every length."""
+    import copy
+    import difflib
+    import random
+
+    from assistant.retrieval.corpus_tables import CorpusTables
+
+    tables = glossary_assistant.retriever.tables
+    assert tables.closest_name("tensor procesing unit", cutoff=0.9) == "tensor processing unit"
+    rng = random.Random(7)
+    words = [w for name in tables.names for w in name.split()] + ["gpu", "cache", "tensor", "kernel", "shard"]
+    many = {" ".join(rng.choice(words) for _ in range(rng.randint(1, 4))) for _ in range(3000)}
+    tables = copy.copy(tables)  # the module's assistant keeps its own tables
+    tables.names = {**tables.names, **{name: ["x"] for name in many}}
+    tables._names_by_length = None
+    names = list(tables.names)
+    asked = found = 0
+    for name in rng.sample(names, 300):
+        for word in (name, name[:-1], name + "s", name.replace("e", "a", 1), name[1:], "x" + name[2:]):
+            if len(word) < 5:
+                continue
+            expected = difflib.get_close_matches(word, names, n=1, cutoff=0.9)
+            assert tables.closest_name(word, cutoff=0.9) == (expected[0] if expected else None), word
+            asked, found = asked + 1, found + bool(expected)
+    assert asked > 1000 and 0 < found < asked
+    assert isinstance(tables, CorpusTables)

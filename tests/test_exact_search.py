@@ -298,12 +298,14 @@ def test_a_copy_that_fails_to_be_written_leaves_no_half_copy_and_the_next_sync_w
 # --- the lexical index read without bm25s -------------------------------------------------------------------
 
 
-def test_the_lexical_files_score_and_order_as_bm25s_does(seed_settings: Settings) -> None:
+def test_the_lexical_files_score_and_choose_as_bm25s_does(seed_settings: Settings) -> None:
+    """The same scores to the bit and the same best chunks as bm25s; among equal scores, row order (bm25s's
+    order there is its partition's accident, and where the k-th place is tied it may keep other rows)."""
     index = Index(seed_settings)
     folder = index.store.lexical_dir(index.generation)
     ours, theirs = LexicalFiles(folder), bm25s.BM25.load(str(folder), mmap=True)
     assert ours.vocab_dict == theirs.vocab_dict and ours.scores["num_docs"] == theirs.scores["num_docs"]
-    compared = 0
+    compared = ties = 0
     for question in QUESTIONS:
         for text in (question, with_literature_terms(question)):
             tokens = [t for t in lexical_tokens(text) if t in theirs.vocab_dict]
@@ -311,7 +313,38 @@ def test_the_lexical_files_score_and_order_as_bm25s_does(seed_settings: Settings
                 mask = index.rows.kind_mask(kind) if kind else None
                 for k in (1, 10, len(index.chunks)):
                     rows, scores = ours.retrieve([tokens], k=k, weight_mask=mask)
-                    expected = theirs.retrieve([tokens], k=k, show_progress=False, weight_mask=mask, n_threads=0)
-                    assert rows.tolist() == expected[0].tolist() and scores.tobytes() == expected[1].tobytes()
+                    their_rows, their_scores = theirs.retrieve(
+                        [tokens], k=k, show_progress=False, weight_mask=mask, n_threads=0
+                    )
+                    assert scores.tobytes() == their_scores.tobytes()  # the same scores, best first
+                    ours_by_score = grouped(rows[0], scores[0])
+                    theirs_by_score = grouped(their_rows[0], their_scores[0])
+                    last = float(scores[0][-1])  # rows tied at the k-th place may differ; every better one may not
+                    assert {s: r for s, r in ours_by_score.items() if s != last} == {
+                        s: r for s, r in theirs_by_score.items() if s != last
+                    }
+                    assert list(zip(-scores[0], rows[0], strict=True)) == sorted(zip(-scores[0], rows[0], strict=True))
+                    ties += any(len(r) > 1 for s, r in ours_by_score.items() if s > 0)
                     compared += 1
-    assert compared > 500
+    assert compared > 500 and ties > 0  # the seed has equal scores, so the row order is exercised
+
+
+def grouped(rows: np.ndarray, scores: np.ndarray) -> dict[float, set[int]]:
+    """The rows of each score."""
+    by_score: dict[float, set[int]] = {}
+    for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
+        by_score.setdefault(score, set()).add(row)
+    return by_score
+
+
+def test_the_best_chunks_are_chosen_among_those_that_score() -> None:
+    """A large index where almost every chunk scores 0: the scoring ones come first, best first, then rows
+    that do not score fill the k asked for."""
+    scores = np.zeros(100_000, dtype=np.float32)
+    scores[[5, 70_000, 99_999, 12]] = [2.0, 3.5, 2.0, 1.0]
+    rows, values = LexicalFiles._top(scores, 3)
+    assert rows.tolist() == [70_000, 5, 99_999] and values.tolist() == [3.5, 2.0, 2.0]
+    rows, values = LexicalFiles._top(scores, 6)
+    assert rows.tolist() == [70_000, 5, 99_999, 12, 0, 1] and values.tolist() == [3.5, 2.0, 2.0, 1.0, 0.0, 0.0]
+    rows, _ = LexicalFiles._top(scores, 2)
+    assert rows.tolist() == [70_000, 5]  # of the two tied at the k-th place, the first row

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.index.cache_folder import replace_folder
+from assistant.index.lexical_files import open_lexical
 from assistant.index.record_file import (
     RecordFile,
     RecordsIncomplete,
@@ -297,16 +298,14 @@ def batches(items: list[StoredEntry], size: int) -> Iterator[tuple[int, list[Sto
 
 
 def cached_lexical(directory: Path, texts: Callable[[], Iterable[str]]) -> Any:
-    """The bm25s index over `texts()` (row i = the i-th text) from this home's cache (mapped, not read: a search
-    touches the columns of its words), built and saved when missing.
+    """The lexical index over `texts()` (row i = the i-th text) from this home's cache, read by `LexicalFiles`
+    (mapped, not read: a search touches the columns of its words); built by bm25s and saved when missing.
 
     Saved to a temporary folder renamed into place, so a replica killed while saving leaves no half
     index; older generations' folders are removed. A home that cannot be written keeps it in memory.
     """
-    import bm25s
-
     try:
-        return bm25s.BM25.load(str(directory), mmap=True)
+        return open_lexical(directory)
     except Exception:  # missing or damaged: built again from the committed records
         pass
     started = time.perf_counter()
@@ -316,5 +315,6 @@ def cached_lexical(directory: Path, texts: Callable[[], Iterable[str]]) -> Any:
         replace_folder(directory, lambda temporary: retriever.save(str(temporary)))
     except OSError as error:
         log.info("The lexical index stays in memory: %s cannot be written (%s)", directory.parent, error.strerror)
+        return retriever
     log.info("Lexical index of %d chunks built in %.1f s", len(tokens), time.perf_counter() - started)
-    return retriever
+    return open_lexical(directory)  # searched as a home's saved index is (`lexical_files`), and mapped

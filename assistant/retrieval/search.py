@@ -15,7 +15,6 @@ the confidence the refusal threshold is compared against, because fused scores a
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -144,8 +143,7 @@ class Retriever:
         if not subject:
             return [], None
         if subject not in self.names and len(subject) >= 5 and len(subject.split()) <= 4:
-            close = difflib.get_close_matches(subject, list(self.names), n=1, cutoff=0.9)
-            subject = close[0] if close else subject
+            subject = self.tables.closest_name(subject, cutoff=0.9) or subject
         found = list(self.names.get(subject, []))
         return found, self.owner_of_name(subject, found)
 
