@@ -302,3 +302,74 @@ def test_a_value_is_answered_whatever_scene_the_question_sets(handbook_bot: Assi
     )
     assert not answer.refused, answer.text  # no section names "Q3": it is the asker's, not the rate's
     assert "$2.45" in answer.text, answer.text
+
+
+# a tool's pages that name people, companies, dates and numbers, none of them about what some questions ask
+ORCA = """# About Orca
+
+Orca schedules training jobs for the ML platform team. It is written in Go and runs on Kubernetes 1.29.
+The team moved it to its own cluster in March 2024.
+
+## Retention
+
+Completed jobs are kept in the history table.
+The cleaner that removes the rest runs on 3 nodes.
+
+## Workers
+
+The --sync-workers flag sets how many reconcile loops run at once.
+The default is 8.
+
+## Contacts
+
+Priya Raman answers questions about quotas on the #orca channel.
+"""
+
+SIZES = """# Node sizes
+
+## GPU nodes
+
+A GPU node has 8 H100 cards and 2 TB of memory.
+"""
+
+
+@pytest.fixture(scope="module")
+def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    folder = tmp_path_factory.mktemp("orca")
+    (folder / "orca.md").write_text(ORCA, encoding="utf-8")
+    (folder / "sizes.md").write_text(SIZES, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    return bot
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("What's the default of --sync-workers?", "8"),
+        ("How many H100 cards does a GPU node have?", "8 H100"),
+        ("Who answers questions about quotas?", "Priya Raman"),
+    ],
+)
+def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, question: str, fact: str) -> None:
+    answer = orca_bot.ask(question)
+    assert not answer.refused, answer.text
+    assert fact in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many completed jobs does the history table keep?", "count"),
+        ("Which company originally built Orca?", "company"),
+        ("When was Orca first released?", "date"),
+        ("What's the default number of retries for a failed job in Orca?", "default value"),
+    ],
+)
+def test_a_value_the_pages_state_only_about_something_else_is_refused(
+    orca_bot: Assistant, question: str, kind: str
+) -> None:
+    """The sections found name numbers, companies and dates, but on no line about what is asked."""
+    answer = orca_bot.ask(question)
+    assert answer.refused, answer.text
+    assert f"no entry states the {kind} asked for" in answer.text

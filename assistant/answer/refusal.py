@@ -39,11 +39,11 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from assistant.answer import refusal_reader
-from assistant.knowledge.stated_values import states_new_value
+from assistant.answer.section_values import section_states
 from assistant.question.names import CONFIGURATION_KEY, MONTH_AND_YEAR
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
-from assistant.question.value_kinds import KIND_NAMES
+from assistant.question.value_kinds import KIND_NAMES, documents_kind
 from assistant.text import content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
@@ -152,9 +152,9 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     ("What's the chargeback rate for an H100? Need it for our Q3 budget.") is not what a section about the
     value must say.
     """
-    evidence = VALUE_EVIDENCE.get(kind)
-    if evidence is None:  # an opinion
+    if kind == "opinion":  # the knowledge states findings, never our opinion
         return False
+    evidence = VALUE_EVIDENCE.get(kind)
     subject = subject_words(reading)
     names = name_keys(reading.names)
     asking = reading.asking.lower()
@@ -162,9 +162,11 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     counted = COUNTED.search(reading.lowered)
     for entry in entries:
         whole = f"{entry.title}. {entry.text}"
-        if entry.kind == "document":  # a team's section: read for values in its own words (`stated_values`)
-            if section_states(kind, whole, entry.text, asked, subject, reading.lowered):
+        if entry.kind == "document":  # a team's section: read for values in its own words (`section_values`)
+            if section_answers(kind, entry, whole, asked, subject, reading):
                 return True
+            continue
+        if evidence is None:  # a kind only documents are asked for (`value_kinds.documents_kind`)
             continue
         if not all(mentions(whole.lower(), name) for name in names - asked):
             continue
@@ -182,17 +184,16 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     return False
 
 
-def section_states(kind: str, whole: str, text: str, asked: set[str], subject: set[str], question: str) -> bool:
+def section_answers(kind: str, entry: Entry, whole: str, asked: set[str], subject: set[str], reading: Reading) -> bool:
     """Does a section of the user's documents state a value of `kind` about the question's subject? The
-    section is about its heading, so the value, the names the asking sentence uses and two of the
-    subject's words need only be in the section, not in one sentence ("The quota owner this quarter is
-    Marcus Lindqvist" answers "who owns the GPU quota?"); a value the question names itself is no answer.
-    `whole` is the section with its heading path, `text` without it: the value must be in the text."""
+    section is about its heading, so the names the asking sentence uses and two of the subject's words
+    need only be in the section (`whole`: with its heading path); the value must be on a line of its text
+    about what is asked (`section_values`)."""
     if not all(mentions(whole.lower(), name) for name in asked):
         return False
     if not asked and len(subject & content_words(whole)) < 2:
         return False
-    return states_new_value(kind, text, question)
+    return section_states(kind, entry.title, entry.text, reading.asking, reading.names, reading.lowered)
 
 
 # a value the question itself states, to be confirmed: "was it $2,900?", "is it --kv-page-size?", "Ada Okonkwo's?"
@@ -275,8 +276,8 @@ def gather(
     no entry mentions: their sections are mostly steps, commands and configuration, so whether one holds
     steps says nothing of whether they are the steps asked for. On the five documentation sets the check
     refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
-    kind = reading.value_kind
     documents = bool(best) and all(entry.kind == "document" for entry in best)
+    kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)

@@ -21,11 +21,13 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_A_NAME, asking_part
 from assistant.question.linear_reader import load_weights, read_one
+from assistant.text import words
 
 # Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
 CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
@@ -131,6 +133,7 @@ KIND_NAMES = {
     "spec": "specification",
     "howto": "commands or install steps",
     "opinion": "opinion",
+    "default": "default value",
 }
 
 
@@ -149,6 +152,22 @@ def asked_kind(question: str, asking: str | None = None, encoders: SentenceEncod
     if kind == "none" and probability >= NONE_TRUSTED_AT:
         return None  # "a noisy pricing task", "the invoice went from $2k to $11k": mentioned, not asked
     return pattern_kind(question)
+
+
+def documents_kind(asking: str) -> str | None:
+    """On a team's documents, the value the asking sentences ask for by their question words alone, when
+    the readers above see none: a figure ("how many ...", "how much RAM ...", "what percentage ...") or a
+    default ("what's the default ..."). The readers were fitted on questions about the shipped pack, where
+    "how many watts" or "how much memory" asks what an abstract reports; a team's pages state such
+    figures, and a section that states none does not answer them (`answer/section_values.py`)."""
+    tokens = words(asking.lower())
+    if any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or {"percentage", "percent"} & set(
+        tokens
+    ):
+        return "count"
+    if "default" in tokens and tokens[:1] in (["what"], ["which"], ["whats"]):
+        return "default"
+    return None
 
 
 def pattern_kind(question: str) -> str | None:

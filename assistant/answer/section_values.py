@@ -1,0 +1,100 @@
+"""Does a section of the user's documents state the value a question asks for?
+
+A section is about its heading, so the names the asking sentence uses and two of its subject's words need
+only be somewhere in the section. The value must be on a line that is about what is asked: a section
+that names some person or company, some date or some number is not an answer to "who founded it?",
+"when was 1.0 released?" or "how many completed workflows does it keep?". Chunks keep one sentence, list
+item, table row or paragraph per line, so a sentence of a line is the unit:
+
+- a person, company or date (spaCy's entities, `stated_values`) on a line that shares a word of the asking
+  sentence other than the names it uses ("The quota owner this quarter is Marcus Lindqvist" for "who owns
+  the GPU quota this quarter?": quota, quarter);
+- a number (a count, an amount, a percentage) on a line that names the configuration key the question
+  names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`), or otherwise shares a word of the
+  asking sentence with the line or its heading;
+- a default: the section says "default" (in a sentence or a table's header) and such a line holds a
+  number or a literal (`true`, a code span).
+
+A value the question names itself is no answer ("Which company built Feast?" is not answered by a section
+naming Feast).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from assistant.knowledge.stated_values import states_new_value
+from assistant.text import content_words, split_sentences
+
+# a figure on a line: digits (with a unit letter or a per cent sign), or a number written as a word
+FIGURE = re.compile(
+    r"(?<![\w.])\d[\d,.]*(?:\s?%|[kmgtb]i?b?\b)?"
+    r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|billion)\b",
+    re.I,
+)
+VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release, read as no count
+LITERAL = re.compile(r"\b(?:true|false|none|null)\b|`[^`]+`", re.I)
+DEFAULT = re.compile(r"\bdefault", re.I)
+# a configuration key as the asker writes it: snake_case, a --flag, lowerCamelCase, or UpperCamelCase of three
+# parts or more (InitProcessGroupKwargs; two parts are as often a product's name: DeepSpeed, PyTorch)
+KEY = re.compile(
+    r"(?<![\w-])(?:--[a-z][\w-]*|[A-Za-z][A-Za-z0-9]*(?:_\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,})"
+)
+# the words of an asking sentence that say which value is asked, not what it is about
+ASKING_FRAME = content_words("how many much what which who when default value number percentage percent exactly")
+ENTITY_KINDS = ("person", "company", "date")
+
+
+def section_states(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
+    """Does the section (`title`, its heading path; `text`) state a value of `kind` about what the asking
+    sentence (`asking`) asks? `names` are the names the question uses; `question` is lower-cased."""
+    if kind in ENTITY_KINDS:
+        return entity_on_topic(kind, text, asking, names, question)
+    if kind in ("count", "default"):
+        return figure_on_topic(kind, title, text, asking, names, question)
+    return states_new_value(kind, text, question)
+
+
+def entity_on_topic(kind: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
+    """A person, company or date on a line sharing a word of the asking sentence besides its names."""
+    topic = content_words(asking) - ASKING_FRAME - content_words(" ".join(names))
+    if not topic:  # the sentence asks only about a name ("who is Ada Okonkwo?"): the section is about it
+        return states_new_value(kind, text, question)
+    return any(topic & content_words(line) and states_new_value(kind, line, question) for line in text.splitlines())
+
+
+def figure_on_topic(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
+    """A number (or, for a default, a literal) on a line about what is asked. A configuration key the
+    question names must be on the line or the one before it ("The --sync-workers flag sets ... / The default
+    is 8"), unless the section's heading names it."""
+    if kind == "default" and not DEFAULT.search(text):
+        return False
+    coded = {key.lower().lstrip("-") for key in KEY.findall(asking)}
+    if any(name in title.lower() for name in coded):  # the section is the key's own
+        coded = set()
+    topic = content_words(asking) - ASKING_FRAME
+    heading = content_words(title.rsplit("›", 1)[-1])  # its own heading: a page's title is every section's
+    lines = sentences(text)
+    for before, line in zip(["", *lines], lines, strict=False):
+        near = f"{before}\n{line}".lower()
+        if coded and not any(name in near for name in coded):
+            continue
+        if not coded and not topic & (content_words(line) | heading):
+            continue
+        if any(figure(m.group(), kind) and m.group().lower() not in question for m in FIGURE.finditer(line)):
+            return True
+        if kind == "default" and LITERAL.search(line):
+            return True
+    return False
+
+
+def figure(text: str, kind: str) -> bool:
+    """Is the match a figure of the kind asked? A count is not a release ("Kubernetes 1.29", "26.05.3")."""
+    return kind != "count" or not VERSION.fullmatch(text)
+
+
+def sentences(text: str) -> list[str]:
+    """The section's sentences, list items and table rows: its lines (chunks keep one of those a line,
+    or a paragraph), each split into sentences."""
+    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
