@@ -373,3 +373,21 @@ def test_a_value_the_pages_state_only_about_something_else_is_refused(
     answer = orca_bot.ask(question)
     assert answer.refused, answer.text
     assert f"no entry states the {kind} asked for" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("asking", "kind"),
+    [
+        ("How much RAM does the controller need for 5,000 nodes?", "count"),
+        ("What percentage of jobs are preempted?", "count"),
+        ("What's the default value of the --workflow-workers flag?", "default"),
+        ("Which default timeout does the launcher use?", "default"),
+        ("Which offline stores can do that, and is the default local Dask one ok for big data?", None),
+        ("What clip value does the config use by default?", None),
+        ("How do I set the queue of a Job?", None),
+    ],
+)
+def test_the_value_a_question_on_documents_asks_for_by_its_question_words(asking: str, kind: str | None) -> None:
+    from assistant.question.value_kinds import documents_kind
+
+    assert documents_kind(asking) == kind

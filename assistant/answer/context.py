@@ -8,6 +8,7 @@ without the labels), so a change to the prompt's wording cannot change what it r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -119,6 +120,6 @@ def best_sentences(texts: list[str], question: str, count: int) -> str:
     asked = content_words(question)
     said = [content_words(s) & asked for s in candidates]
     weight = {w: rarity(len(candidates), sum(w in words for words in said)) for w in asked}
-    score = [sum(weight[w] for w in words) for words in said]
+    score = [math.fsum(weight[w] for w in words) for words in said]  # in any set order, the same sum
     chosen = sorted(sorted(range(len(candidates)), key=lambda i: (-score[i], i))[:count])
     return "\n".join([heading, joined([candidates[i] for i in chosen])])

@@ -33,9 +33,7 @@ FIGURE = re.compile(
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|billion)\b",
     re.I,
 )
-VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release, read as no count
 LITERAL = re.compile(r"\b(?:true|false|none|null)\b|`[^`]+`", re.I)
-DEFAULT = re.compile(r"\bdefault", re.I)
 # a configuration key as the asker writes it: snake_case, a --flag, lowerCamelCase, or UpperCamelCase of three
 # parts or more (InitProcessGroupKwargs; two parts are as often a product's name: DeepSpeed, PyTorch)
 KEY = re.compile(
@@ -68,7 +66,7 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, names: Iterab
     """A number (or, for a default, a literal) on a line about what is asked. A configuration key the
     question names must be on the line or the one before it ("The --sync-workers flag sets ... / The default
     is 8"), unless the section's heading names it."""
-    if kind == "default" and not DEFAULT.search(text):
+    if kind == "default" and "default" not in text.lower():
         return False
     coded = {key.lower().lstrip("-") for key in KEY.findall(asking)}
     if any(name in title.lower() for name in coded):  # the section is the key's own
@@ -91,7 +89,8 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, names: Iterab
 
 def figure(text: str, kind: str) -> bool:
     """Is the match a figure of the kind asked? A count is not a release ("Kubernetes 1.29", "26.05.3")."""
-    return kind != "count" or not VERSION.fullmatch(text)
+    parts = text.split(".")
+    return kind != "count" or len(parts) < 2 or not all(part.isdigit() for part in parts)
 
 
 def sentences(text: str) -> list[str]:

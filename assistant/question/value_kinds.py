@@ -159,13 +159,15 @@ def documents_kind(asking: str) -> str | None:
     the readers above see none: a figure ("how many ...", "how much RAM ...", "what percentage ...") or a
     default ("what's the default ..."). The readers were fitted on questions about the shipped pack, where
     "how many watts" or "how much memory" asks what an abstract reports; a team's pages state such
-    figures, and a section that states none does not answer them (`answer/section_values.py`)."""
+    figures, and a section that states none does not answer them (`answer/section_values.py`). A default
+    is asked when the question opens with it ("what's the default ...", "which default ..."): "which stores
+    can do that, and is the default one ok?" asks whether it is ok."""
     tokens = words(asking.lower())
     if any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or {"percentage", "percent"} & set(
         tokens
     ):
         return "count"
-    if "default" in tokens and tokens[:1] in (["what"], ["which"], ["whats"]):
+    if tokens[:1] in (["what"], ["which"], ["whats"]) and "default" in tokens[1:5]:  # not "is the default one ok?"
         return "default"
     return None
 

@@ -15,6 +15,7 @@ the confidence the refusal threshold is compared against, because fused scores a
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -261,8 +262,8 @@ class Retriever:
             return dict.fromkeys(entry_ids, 0.0)
         total = self.tables.entry_count or 1
         weight = {w: rarity(total, self.document_frequency.get(w, 0)) for w in asked}
-        norm = sum(weight.values())
-        return {e: sum(weight[w] for w in asked & self.tables.words_of(e)) / norm for e in entry_ids}
+        norm = math.fsum(weight.values())  # fsum: a set's order changes with the process, the sum may not
+        return {e: math.fsum(weight[w] for w in asked & self.tables.words_of(e)) / norm for e in entry_ids}
 
     def retrieve(
         self,
