@@ -82,3 +82,38 @@ def test_answers_quote_no_markup(tmp_path: Path) -> None:
         answer = bot.ask(question)
         assert not answer.refused, answer.text
         assert not [m for m in MARKUP if m in answer.text], answer.text
+
+
+MDX_PAGE = """import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+export const meta = { sidebar: 'deploy' };
+
+# Deploying on Gaudi
+
+{/* the image tag is bumped at each release */}
+The Gaudi backend runs TGI on Intel Gaudi cards; start it with the `--runtime=habana` flag.
+
+<Tip>
+
+Set `HABANA_VISIBLE_DEVICES=all` to use every card.
+
+</Tip>
+
+```python
+import requests  # code keeps its imports
+```
+"""
+
+
+def test_an_mdx_page_is_read_as_markdown_without_its_imports(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "gaudi.mdx").write_text(MDX_PAGE, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
+    assert bot.index(progress=False).entries >= 1
+    text = "\n".join(e.text for e in bot.entries.values())
+    assert "import Tabs" not in text and "export const" not in text and "{/*" not in text, text
+    assert "import requests" in text  # fenced code is as written
+    answer = bot.ask("Which flag starts the Gaudi backend?")
+    assert not answer.refused and "--runtime=habana" in answer.text, answer.text
+    assert "doc:gaudi.mdx#" in answer.text

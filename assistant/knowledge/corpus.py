@@ -31,7 +31,7 @@ from assistant.knowledge.text_reader import read_text_document
 from assistant.text import clean, parenthesised, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, ".html", ".htm", ".pdf")
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl", *DOCUMENT_SUFFIXES)
 KNOWN_FORMATS = ".txt, .jsonl, .md, .html or .pdf"
@@ -409,7 +409,7 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
     if suffix in MARKDOWN_SUFFIXES:
         from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
 
-        document = read_markdown(text, notes)
+        document = read_markdown(text, notes, mdx=suffix == ".mdx")
     else:
         document = read_html(text, notes)
     corpus.notes.extend(f"{shown}: {note}" for note in notes)

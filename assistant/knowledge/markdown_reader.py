@@ -104,8 +104,9 @@ def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[tuple[int, str]]:
         yield start, "".join(piece)
 
 
-def read_markdown(text: str, notes: list[str] | None = None) -> Document:
-    """The document of a Markdown file; `notes` gets a line when reading stopped at READ_SECONDS."""
+def read_markdown(text: str, notes: list[str] | None = None, mdx: bool = False) -> Document:
+    """The document of a Markdown (or, `mdx`, an MDX) file; `notes` gets a line when reading stopped at
+    READ_SECONDS."""
     title = ""
     offset = 0  # lines of front matter, which the parser does not see
     front = FRONT_MATTER.match(text)
@@ -114,7 +115,7 @@ def read_markdown(text: str, notes: list[str] | None = None) -> Document:
         title = (found["title"].rstrip() or found["title"][:1]).strip("\"'") if found else ""
         offset = front.group().count("\n")
         text = text[front.end() :]
-    text = without_site_markup(text)  # {% hint %}, {: .notice}, !!! note: the generator's, not the reader's
+    text = without_site_markup(text, mdx)  # {% hint %}, {: .notice}, !!! note: the generator's, not the reader's
     sections: list[Section] = []
     heading, start = "", 1
     body: list[str] = []

@@ -4,7 +4,8 @@ Documentation folders are written for a site generator, not for a Markdown parse
 `{% hint style="info" %}` and `{% code title="feature_store.yaml" %}`, Jekyll's Liquid `{{ site.x }}`
 and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, MkDocs' `!!! note
 "Title"` admonitions, Docusaurus' `:::tip` fences, attribute lists after an image
-(`![](logo.png){ align="center" }`) and Hugging Face's doc-builder directives (`[[autodoc]] Name`).
+(`![](logo.png){ align="center" }`), Hugging Face's doc-builder directives (`[[autodoc]] Name`) and an MDX
+page's `import` / `export` lines and `{/* comments */}`.
 Parsed as Markdown they become words of the section, and an answer quoted `{% code
 title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title, and what the tags
 wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start on the lines the
@@ -27,6 +28,8 @@ TAG = re.compile(
 # "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays
 ADMONITION = re.compile(r"^(?P<indent>\s*)(?:!!!|\?\?\?\+?|:{3,})\s*(?P<rest>.*)$")
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
+# MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
+MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
 
 def admonition_title(rest: str) -> str:
@@ -39,9 +42,10 @@ def admonition_title(rest: str) -> str:
     return words[1] if len(words) == 2 else ""
 
 
-def without_site_markup(text: str) -> str:
+def without_site_markup(text: str, mdx: bool = False) -> str:
     """The text with template tags, attribute lists and admonition markers taken out, line for line;
-    fenced code blocks are left as they are."""
+    fenced code blocks are left as they are. An MDX page (`mdx`) also loses its import and export lines
+    and its comments; its components are tags the Markdown reader already reads past."""
     out = []
     fence = ""
     for line in text.split("\n"):
@@ -59,5 +63,6 @@ def without_site_markup(text: str) -> str:
         if admonition:
             out.append(admonition.group("indent") + admonition_title(admonition.group("rest")))
             continue
-        out.append(TAG.sub("", line))
+        line = TAG.sub("", line)
+        out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
