@@ -333,11 +333,20 @@ A GPU node has 8 H100 cards and 2 TB of memory.
 """
 
 
+SCHEDULER = """# Orca Scheduler
+
+## Overview
+
+Orca Scheduler places training jobs on GPU nodes. Our Placement abstraction is built to be extensible.
+"""
+
+
 @pytest.fixture(scope="module")
 def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     folder = tmp_path_factory.mktemp("orca")
     (folder / "orca.md").write_text(ORCA, encoding="utf-8")
     (folder / "sizes.md").write_text(SIZES, encoding="utf-8")
+    (folder / "scheduler.md").write_text(SCHEDULER, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
     bot.index(progress=False)
     return bot
@@ -364,6 +373,8 @@ def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, 
         ("Which company originally built Orca?", "company"),
         ("When was Orca first released?", "date"),
         ("What's the default number of retries for a failed job in Orca?", "default value"),
+        ("Which company originally built Orca Scheduler before it was open-sourced?", "company"),
+        ("Which company built Orca Scheduler, and who were the founders?", "person"),
     ],
 )
 def test_a_value_the_pages_state_only_about_something_else_is_refused(

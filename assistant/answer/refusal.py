@@ -208,9 +208,15 @@ STATED_VALUES: dict[str, re.Pattern[str]] = {
 def states_value(kind: str, reading: Reading, entries: Iterable[Entry]) -> bool:
     """Does the question state a value of the kind asked for that one of these entries states too? A
     question that names the figure, the flag, the person or the date and asks to confirm it is grounded
-    by an entry that says it, whatever words that entry uses around it."""
+    by an entry that says it, whatever words that entry uses around it.
+
+    On a team's documents a capitalised pair the sections' headings carry ("Which company built Argo
+    Workflows?") is what the documents are about, not a person the question names."""
     pattern = STATED_VALUES.get(kind)
     stated = [m.group().lower() for m in pattern.finditer(reading.asking)] if pattern else []
+    entries = list(entries)
+    if kind == "person" and entries and all(entry.kind == "document" for entry in entries):
+        stated = [value for value in stated if not any(value in entry.title.lower() for entry in entries)]
     texts = [f"{entry.title}. {entry.text}".lower() for entry in entries]
     return any(value in text for value in stated for text in texts)
 

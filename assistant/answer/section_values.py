@@ -6,9 +6,11 @@ that names some person or company, some date or some number is not an answer to 
 "when was 1.0 released?" or "how many completed workflows does it keep?". Chunks keep one sentence, list
 item, table row or paragraph per line, so a sentence of a line is the unit:
 
-- a person, company or date (spaCy's entities, `stated_values`) on a line that shares a word of the asking
-  sentence other than the names it uses ("The quota owner this quarter is Marcus Lindqvist" for "who owns
-  the GPU quota this quarter?": quota, quarter);
+- a person, company or date (spaCy's entities, `stated_values`) on a sentence that shares a word of the
+  asking sentence other than the names it uses, two when it has four or more ("The quota owner this
+  quarter is Marcus Lindqvist" for "who owns the GPU quota this quarter?": quota, quarter; not "our
+  Provider abstraction is built to be extensible" for "which company originally built Feast before it
+  was open-sourced?");
 - a number (a count, an amount, a percentage) on a line that names the configuration key the question
   names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`), or otherwise shares a word of the
   asking sentence with the line or its heading;
@@ -42,6 +44,7 @@ KEY = re.compile(
 # the words of an asking sentence that say which value is asked, not what it is about
 ASKING_FRAME = content_words("how many much what which who when default value number percentage percent exactly")
 ENTITY_KINDS = ("person", "company", "date")
+LONG_TOPIC = 4  # words an asking sentence has besides its names from which a value's sentence must share two
 
 
 def section_states(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
@@ -55,11 +58,15 @@ def section_states(kind: str, title: str, text: str, asking: str, names: Iterabl
 
 
 def entity_on_topic(kind: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
-    """A person, company or date on a line sharing a word of the asking sentence besides its names."""
+    """A person, company or date on a sentence sharing words of the asking sentence besides its names."""
     topic = content_words(asking) - ASKING_FRAME - content_words(" ".join(names))
     if not topic:  # the sentence asks only about a name ("who is Ada Okonkwo?"): the section is about it
         return states_new_value(kind, text, question)
-    return any(topic & content_words(line) and states_new_value(kind, line, question) for line in text.splitlines())
+    shared = 2 if len(topic) >= LONG_TOPIC else 1  # "originally built ... before it was open-sourced": not "built"
+    return any(
+        len(topic & content_words(line)) >= shared and states_new_value(kind, line, question)
+        for line in sentences(text)
+    )
 
 
 def figure_on_topic(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
