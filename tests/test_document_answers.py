@@ -323,10 +323,6 @@ The default is 8.
 ## Contacts
 
 Priya Raman answers questions about quotas on the #orca channel.
-
-## Security
-
-Report a security problem privately to security@orca.example; we answer within two working days.
 """
 
 SIZES = """# Node sizes
@@ -362,7 +358,6 @@ def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
         ("What's the default of --sync-workers?", "8"),
         ("How many H100 cards does a GPU node have?", "8 H100"),
         ("Who answers questions about quotas?", "Priya Raman"),
-        ("Which email address do I report a security problem to?", "security@orca.example"),
     ],
 )
 def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, question: str, fact: str) -> None:
@@ -380,7 +375,6 @@ def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, 
         ("What's the default number of retries for a failed job in Orca?", "default value"),
         ("Which company originally built Orca Scheduler before it was open-sourced?", "company"),
         ("Which company built Orca Scheduler, and who were the founders?", "person"),
-        ("What email should I use for quota questions?", "e-mail address"),
     ],
 )
 def test_a_value_the_pages_state_only_about_something_else_is_refused(
@@ -402,7 +396,6 @@ def test_a_value_the_pages_state_only_about_something_else_is_refused(
         ("Which offline stores can do that, and is the default local Dask one ok for big data?", None),
         ("What clip value does the config use by default?", None),
         ("How do I set the queue of a Job?", None),
-        ("What e-mail address should I use to report a vulnerability?", "email"),
     ],
 )
 def test_the_value_a_question_on_documents_asks_for_by_its_question_words(asking: str, kind: str | None) -> None:

@@ -283,8 +283,7 @@ def gather(
     steps says nothing of whether they are the steps asked for. On the five documentation sets the check
     refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
     documents = bool(best) and all(entry.kind == "document" for entry in best)
-    asked_of_documents = documents_kind(reading.asking) if documents else None
-    kind = asked_of_documents if asked_of_documents == "email" else reading.value_kind or asked_of_documents
+    kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)

@@ -15,8 +15,7 @@ item, table row or paragraph per line, so a sentence of a line is the unit:
   names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`), or otherwise shares a word of the
   asking sentence with the line or its heading;
 - a default: the section says "default" (in a sentence or a table's header) and such a line holds a
-  number or a literal (`true`, a code span);
-- an e-mail address: one anywhere in the section.
+  number or a literal (`true`, a code span).
 
 A value the question names itself is no answer ("Which company built Feast?" is not answered by a section
 naming Feast).
@@ -36,7 +35,6 @@ FIGURE = re.compile(
     r"|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|billion)\b",
     re.I,
 )
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 LITERAL = re.compile(r"\b(?:true|false|none|null)\b|`[^`]+`", re.I)
 # a configuration key as the asker writes it: snake_case, a --flag, lowerCamelCase, or UpperCamelCase of three
 # parts or more (InitProcessGroupKwargs; two parts are as often a product's name: DeepSpeed, PyTorch)
@@ -56,8 +54,6 @@ def section_states(kind: str, title: str, text: str, asking: str, names: Iterabl
         return entity_on_topic(kind, text, asking, names, question)
     if kind in ("count", "default"):
         return figure_on_topic(kind, title, text, asking, names, question)
-    if kind == "email":  # an address is specific enough to count anywhere in the section
-        return bool(EMAIL.search(text))
     return states_new_value(kind, text, question)
 
 

@@ -134,7 +134,6 @@ KIND_NAMES = {
     "howto": "commands or install steps",
     "opinion": "opinion",
     "default": "default value",
-    "email": "e-mail address",
 }
 
 
@@ -156,17 +155,14 @@ def asked_kind(question: str, asking: str | None = None, encoders: SentenceEncod
 
 
 def documents_kind(asking: str) -> str | None:
-    """On a team's documents, the value the asking sentences ask for by their question words alone: a
-    figure ("how many ...", "how much RAM ...", "what percentage ..."), a default ("what's the default
-    ...") or an e-mail address. The readers above were fitted on questions about the shipped pack, where
-    "how many watts" or "how much memory" asks what an abstract reports and an e-mail question reads as a
-    how-to; a team's pages state such values, and a section that states none does not answer them
-    (`answer/section_values.py`). A default is asked when the question opens with it ("what's the default
-    ...", "which default ..."): "which stores can do that, and is the default one ok?" asks whether it is
-    ok. `refusal.gather` prefers the readers' kind, except for an e-mail address."""
+    """On a team's documents, the value the asking sentences ask for by their question words alone, when
+    the readers above see none: a figure ("how many ...", "how much RAM ...", "what percentage ...") or a
+    default ("what's the default ..."). The readers were fitted on questions about the shipped pack, where
+    "how many watts" or "how much memory" asks what an abstract reports; a team's pages state such
+    figures, and a section that states none does not answer them (`answer/section_values.py`). A default
+    is asked when the question opens with it ("what's the default ...", "which default ..."): "which stores
+    can do that, and is the default one ok?" asks whether it is ok."""
     tokens = words(asking.lower())
-    if {"email", "e-mail"} & set(tokens):  # "which email do I report it to?": an address, whatever else is asked
-        return "email"
     if any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or {"percentage", "percent"} & set(
         tokens
     ):
