@@ -402,3 +402,11 @@ def test_the_value_a_question_on_documents_asks_for_by_its_question_words(asking
     from assistant.question.value_kinds import documents_kind
 
     assert documents_kind(asking) == kind
+
+
+def test_documents_alone_fuse_with_their_own_k(orca_bot: Assistant, seed_assistant: Assistant) -> None:
+    """A knowledge of documents alone fuses its legs with `documents_rrf_k`; the pack keeps `rrf_k`."""
+    tuning = Settings().retrieval
+    assert tuning.documents_rrf_k != tuning.rrf_k
+    assert orca_bot.retriever.fusion.rrf_k == tuning.documents_rrf_k
+    assert seed_assistant.retriever.fusion.rrf_k == tuning.rrf_k
