@@ -1,20 +1,20 @@
 """Does a section of the user's documents state the value a question asks for?
 
-A section is about its heading, so the names the asking sentence uses and two of its subject's words need
-only be somewhere in the section. The value must be on a line that is about what is asked: a section
-that names some person or company, some date or some number is not an answer to "who founded it?",
-"when was 1.0 released?" or "how many completed workflows does it keep?". Chunks keep one sentence, list
-item, table row or paragraph per line, so a sentence of a line is the unit:
+The section is one the search found, and it mentions the question's names (`refusal.section_answers`
+checks that first). The value must be on a sentence about what is asked: a section that names some
+person or company, some date or some number does not answer "who founded it?", "when was 1.0
+released?" or "how many completed workflows does it keep?". Chunks keep one sentence, list item, table
+row or paragraph per line, so a sentence of a line is the unit:
 
 - a person, company or date (spaCy's entities, `stated_values`) on a sentence that shares a word of the
   asking sentence other than the names it uses, two when it has four or more ("The quota owner this
   quarter is Marcus Lindqvist" for "who owns the GPU quota this quarter?": quota, quarter; not "our
   Provider abstraction is built to be extensible" for "which company originally built Feast before it
   was open-sourced?");
-- a number (a count, an amount, a percentage) on a line that names the configuration key the question
-  names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`), or otherwise shares a word of the
-  asking sentence with the line or its heading;
-- a default: the section says "default" (in a sentence or a table's header) and such a line holds a
+- a number (a count, an amount, a percentage) on a sentence that names the configuration key the question
+  names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`) or follows one that does, or otherwise
+  shares a word of the asking sentence with the sentence or its section's own heading;
+- a default: the section says "default" (in a sentence or a table's header) and such a sentence holds a
   number or a literal (`true`, a code span).
 
 A value the question names itself is no answer ("Which company built Feast?" is not answered by a section
@@ -53,7 +53,7 @@ def section_states(kind: str, title: str, text: str, asking: str, names: Iterabl
     if kind in ENTITY_KINDS:
         return entity_on_topic(kind, text, asking, names, question)
     if kind in ("count", "default"):
-        return figure_on_topic(kind, title, text, asking, names, question)
+        return figure_on_topic(kind, title, text, asking, question)
     return states_new_value(kind, text, question)
 
 
@@ -69,7 +69,7 @@ def entity_on_topic(kind: str, text: str, asking: str, names: Iterable[str], que
     )
 
 
-def figure_on_topic(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
+def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str) -> bool:
     """A number (or, for a default, a literal) on a line about what is asked. A configuration key the
     question names must be on the line or the one before it ("The --sync-workers flag sets ... / The default
     is 8"), unless the section's heading names it."""

@@ -163,9 +163,8 @@ def documents_kind(asking: str) -> str | None:
     is asked when the question opens with it ("what's the default ...", "which default ..."): "which stores
     can do that, and is the default one ok?" asks whether it is ok."""
     tokens = words(asking.lower())
-    if any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or {"percentage", "percent"} & set(
-        tokens
-    ):
+    how_many = any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens))
+    if how_many or {"percentage", "percent"} & set(tokens):
         return "count"
     if tokens[:1] in (["what"], ["which"], ["whats"]) and "default" in tokens[1:5]:  # not "is the default one ok?"
         return "default"
