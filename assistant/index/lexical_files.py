@@ -78,8 +78,8 @@ class LexicalFiles:
 
     @staticmethod
     def _top(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The best `k` rows and their scores, best first and equal scores by row; when fewer than `k` score,
-        the first rows that do not follow them with their 0 (callers keep the scoring ones)."""
+        """The best `k` rows and their scores, best first and equal scores by row. When fewer than `k` rows
+        score, rows that do not fill the rest with their 0 (callers keep the scoring ones)."""
         scoring = np.flatnonzero(scores)
         if len(scoring) > k:
             values = scores[scoring]
