@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 from assistant.knowledge.stated_values import states_new_value
+from assistant.question.names import ASKED_KEY
 from assistant.text import content_words, split_sentences
 
 # a figure on a line: digits (with a unit letter or a per cent sign), or a number written as a word
@@ -36,11 +38,6 @@ FIGURE = re.compile(
     re.I,
 )
 LITERAL = re.compile(r"\b(?:true|false|none|null)\b|`[^`]+`", re.I)
-# a configuration key as the asker writes it: snake_case, a --flag, lowerCamelCase, or UpperCamelCase of three
-# parts or more (InitProcessGroupKwargs; two parts are as often a product's name: DeepSpeed, PyTorch)
-KEY = re.compile(
-    r"(?<![\w-])(?:--[a-z][\w-]*|[A-Za-z][A-Za-z0-9]*(?:_\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,})"
-)
 # the words of an asking sentence that say which value is asked, not what it is about
 ASKING_FRAME = content_words("how many much what which who when default value number percentage percent exactly")
 ENTITY_KINDS = ("person", "company", "date")
@@ -75,13 +72,12 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
     is 8"), unless the section's heading names it."""
     if kind == "default" and "default" not in text.lower():
         return False
-    coded = {key.lower().lstrip("-") for key in KEY.findall(asking)}
+    coded = {key.lower().lstrip("-") for key in ASKED_KEY.findall(asking)}
     if any(name in title.lower() for name in coded):  # the section is the key's own
         coded = set()
     topic = content_words(asking) - ASKING_FRAME
     heading = content_words(title.rsplit("›", 1)[-1])  # its own heading: a page's title is every section's
-    lines = sentences(text)
-    for before, line in zip(["", *lines], lines, strict=False):
+    for before, line in pairwise(["", *sentences(text)]):
         near = f"{before}\n{line}".lower()
         if coded and not any(name in near for name in coded):
             continue

@@ -49,6 +49,14 @@ CONFIGURATION_KEY = re.compile(
     r"|(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w.])"
     r"|(?<![\w.])[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}(?![\w.])"
 )
+# A configuration key as an asker of a team's documents writes it, for finding the sentence that states its
+# value (`answer/section_values.py`): a --flag with underscores too (--num_cpu_threads_per_process, which
+# CONFIGURATION_KEY reads as --num), lowerCamelCase, and UpperCamelCase of three parts or more
+# (InitProcessGroupKwargs; two parts are as often a product's name: DeepSpeed, PyTorch). CONFIGURATION_KEY
+# stays as it is: the pack's grounding was fitted with it.
+ASKED_KEY = re.compile(
+    r"(?<![\w-])(?:--[a-z][\w-]*|[A-Za-z][A-Za-z0-9]*(?:_\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,})"
+)
 # a title the asker quotes: two words or more, one of them capitalised ("the paper 'Sparse Routing for Edge'")
 QUOTED_TITLE = re.compile(r"(?<![A-Za-z0-9])['\"‘“]([^'\"’”]*[A-Z][^'\"’”]*\s[^'\"’”]+)['\"’”](?![A-Za-z0-9])")
 MONTH = r"january|february|march|april|may|june|july|august|september|october|november|december"
