@@ -11,10 +11,13 @@ import logging
 import re
 
 _USERINFO = re.compile(r"//[^/@\s]*@")
-_SECRET_TOKENS = (
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "sk-***"),
-    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]+"), r"\1 ***"),
-    (re.compile(r"(?i)\b(api[_-]?key|access[_-]?token|password)=([^&\s\"']+)"), r"\1=***"),
+_SECRET_TOKENS = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"\bsk-[A-Za-z0-9_\-]{6,}", "sk-***"),
+        (r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]+", r"\1 ***"),
+        (r"(?i)\b(api[_-]?key|access[_-]?token|password)=([^&\s\"']+)", r"\1=***"),
+    )
 )
 PLACEHOLDER_KEY = "not-needed"  # what a local server gets when no key is configured
 

@@ -20,6 +20,16 @@ _PROTECT = "\u0000"
 _WHOLE = "\u0001"  # brackets the number of a phrase kept whole while a line is split
 SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9$])")
 WORD = re.compile(r"[a-z0-9]+(?:[.\-+][a-z0-9]+)*")
+
+
+def any_phrase(phrases: str, flags: int = 0, ending: str = "") -> re.Pattern[str]:
+    """A pattern for any of `phrases` ("caveat | watch out | trade-off") as whole words: a table of cue words
+    kept as words, not as regular-expression syntax. `ending` is what each may end with (`s?`, `\\w*`). Each
+    phrase starts and ends with a letter or a digit, where a word boundary can fall."""
+    alternatives = "|".join(re.escape(phrase.strip()) for phrase in phrases.split("|"))
+    return re.compile(rf"\b(?:{alternatives}){ending}\b", flags)
+
+
 # how a glossary page that is only another name opens ("Synonym for learning rate", "Abbreviation for ...")
 POINTER_PHRASES = r"synonym for|see|abbreviation for|short for|acronym for|another name for"
 STOPWORDS = frozenset(

@@ -8,6 +8,7 @@ import pytest
 
 from assistant import Assistant
 from assistant.question.user_terms import USER_TERMS, literature_terms, with_literature_terms
+from assistant.text import any_phrase
 
 
 @pytest.mark.parametrize(
@@ -75,3 +76,16 @@ def test_the_lexical_leg_finds_an_entry_through_a_word_the_question_never_says(s
     lexical = type(retriever)(retriever.index, seed_assistant.settings, mode="lexical")
     found = lexical.retrieve(question, k=3).sources
     assert found and "serverless" in found[0].text.lower()
+
+
+def test_a_phrase_table_matches_whole_words_as_written() -> None:
+    """`any_phrase`: phrases are words, not regular-expression syntax, and match only as whole words."""
+    caveat = any_phrase("trade-off | watch out | cost of")
+    assert caveat.search("what's the trade-off here?") and caveat.search("what should I watch out for")
+    assert not caveat.search("a tradeoff") and not caveat.search("the cost-of-living index")
+    assert any_phrase("e.g").search("see e.g. this") and not any_phrase("e.g").search("an eXg")  # escaped
+    assert not any_phrase("risk").search("brisket") and not any_phrase("risk").search("risks")
+    assert any_phrase("risk", ending="s?").search("the risks") and any_phrase("abbreviat", ending=r"\w*").search(
+        "an abbreviation of"
+    )
+    assert any_phrase("whats", re.I).search("WHATS up") and not any_phrase("whats").search("WHATS up")

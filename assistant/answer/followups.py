@@ -23,36 +23,42 @@ TOPIC_SWITCH = re.compile(
     r"separate (?:thing|topic|question|issue)|side question|by the way|btw)\b",
     re.I,
 )
-PRONOUN = re.compile(
+# What points back at the last answer without naming it, any one of three: a pronoun ("does it scale?",
+# "the latter", "is that faster?") ...
+PRONOUN = (
     r"\b(?:it|its|it's|they|them|their|theirs|he|she|his|her|the former|the latter|the same|"
     r"(?:this|that|these|those)(?!\s+\w+\s+(?:where|which|that|who|when|whose)\b)(?=\s*(?:[?.!,;:]|$|"
-    r"one|ones|approach|paper|method|system|technique|trick|idea|model|work|framework|design|scheme)))\b",
-    re.I,
+    r"one|ones|approach|paper|method|system|technique|trick|idea|model|work|framework|design|scheme)))\b"
 )
-# "this"/"that" pointing back: after a verb, a preposition or a conjunction ("where that buys you
-# nothing", "how much faster is that than ...", "bring that cost down"), not after a noun, where it
-# starts a relative clause ("the part that decides")
-DEMONSTRATIVE = re.compile(
+# ... "this"/"that" after a verb, a preposition or a conjunction ("where that buys you nothing", "how much
+# faster is that than ...", "bring that cost down"), not after a noun, where it starts a relative clause
+# ("the part that decides") ...
+DEMONSTRATIVE = (
     r"\b(?:in|on|with|for|of|about|from|to|at|by|over|than|like|is|was|are|were|does|do|did|would|will|can|"
     r"could|where|when|if|whether|and|but|why|how|bring|get|make|use|beat|fix|handle|need)\s+(?:this|that)\b"
-    r"(?!\s+(?:\w+\s+)?(?:where|which|who|whose)\b)",
-    re.I,
+    r"(?!\s+(?:\w+\s+)?(?:where|which|who|whose)\b)"
 )
-CONTINUATION = re.compile(
-    r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what|elaborate|expand on|go deeper|say more|"
-    r"tell me more|more (?:on|about|details?)|any (?:numbers|figures|benchmarks|results|code|details))\b",
-    re.I,
-)
-# a thing of the last answer by its place or role: "the second one", "the first paper", "which of those",
-# "what did the authors measure?" (not "the paper that introduced ...", which says which paper)
-BACK_REFERENCE = re.compile(
+# ... or a thing of the last answer by its place or role: "the second one", "the first paper", "which of
+# those", "what did the authors measure?" (not "the paper that introduced ...", which says which paper)
+BACK_REFERENCE = (
     r"\bthe (?:first|second|third|last|other|previous|above|earlier) (?:one|ones|paper|papers|entry|approach|"
     r"method|system|option|idea|design)\b|\b(?:which|one|either|neither|any|none|each) of (?:those|these)"
     r"(?=\s*(?:[?.!,]|$|(?:is|are|was|would|could|should|does|do|has|have|works?|runs?)\b))"
-    r"|\bthe (?:authors?|paper|study|abstract)\b(?!\s+(?:that|which|where|who|on|about|from|by|of|in)\b)",
-    re.I,
+    r"|\bthe (?:authors?|paper|study|abstract)\b(?!\s+(?:that|which|where|who|on|about|from|by|of|in)\b)"
 )
+POINTS_BACK = re.compile(f"{PRONOUN}|{DEMONSTRATIVE}|{BACK_REFERENCE}", re.I)
 
+# What opens like a continuation: "and ...", "what about ...", "tell me more", or a question about "the"
+# thing just discussed without naming it ("what's the catch?")
+CONTINUATION = (
+    r"^\W*(?:and|also|what about|how about|so|then|but|why|ok so|and what|elaborate|expand on|go deeper|say more|"
+    r"tell me more|more (?:on|about|details?)|any (?:numbers|figures|benchmarks|results|code|details))\b"
+)
+SUBJECTLESS = (
+    r"^\W*(?:what(?:'s| is| are| was)|any) the (?:catch|downside|drawback|limitation|trade-?off|cost|overhead|"
+    r"speedup|gain|difference|alternative)s?\b"
+)
+CONTINUES = re.compile(f"{CONTINUATION}|{SUBJECTLESS}", re.I)
 
 # an acknowledgement before the question ("oh nice.", "ok,", "That sounds promising, but ..."): what follows
 # it is read as if it opened the message
@@ -61,12 +67,6 @@ ACKNOWLEDGEMENT = re.compile(
     r"awesome|neat|wow|right|yes|yeah|sure)\b[\s,.!]*)+"
     r"|^\W*(?:(?:that|this|it) )?(?:sounds|seems|looks) (?:\w+ )?"
     r"(?:promising|good|great|interesting|useful|nice|cool)\b[\s,.!]*",
-    re.I,
-)
-# a question about "the" thing just discussed, without naming it: "what's the catch?"
-SUBJECTLESS = re.compile(
-    r"^\W*(?:what(?:'s| is| are| was)|any) the (?:catch|downside|drawback|limitation|trade-?off|cost|overhead|"
-    r"speedup|gain|difference|alternative)s?\b",
     re.I,
 )
 
@@ -81,10 +81,10 @@ def leans_back(question: str, names_known: Callable[[str], str] = lambda _: "") 
     if TOPIC_SWITCH.search(question):
         return False
     question = ACKNOWLEDGEMENT.sub("", question, count=1) or question
-    if PRONOUN.search(question) or DEMONSTRATIVE.search(question) or BACK_REFERENCE.search(question):
+    if POINTS_BACK.search(question):
         return True
     known = names_known(question)
-    if CONTINUATION.search(question) or SUBJECTLESS.search(question):
+    if CONTINUES.search(question):
         return known != "name"
     if known:
         return False

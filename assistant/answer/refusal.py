@@ -44,28 +44,25 @@ from assistant.question.names import CONFIGURATION_KEY, MONTH_AND_YEAR
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES, documents_kind
-from assistant.text import content_words, split_sentences, stem, stems, words
+from assistant.text import any_phrase, content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
 
 # What an entry sentence must hold to answer each kind (besides the question's subject).
 VALUE_EVIDENCE: dict[str, re.Pattern[str]] = {
-    "price": re.compile(r"\$\s?\d|\b\d[\d,.]*\s?(?:usd|dollars?)\b|\bper hour\b|\bprice[sd]? (?:of|at)\b", re.I),
-    "date": re.compile(
-        r"\b(?:19|20)\d\d\b.{0,60}\b(?:announce|release|launch|introduc|open-sourc|ship)|"
+    kind: re.compile(pattern)
+    for kind, pattern in {
+        "price": r"(?i)\$\s?\d|\b\d[\d,.]*\s?(?:usd|dollars?)\b|\bper hour\b|\bprice[sd]? (?:of|at)\b",
+        "date": r"(?i)\b(?:19|20)\d\d\b.{0,60}\b(?:announce|release|launch|introduc|open-sourc|ship)|"
         r"\b(?:announce|release|launch|introduc|open-sourc|ship)\w*\b.{0,60}\b(?:19|20)\d\d\b",
-        re.I,
-    ),
-    "person": re.compile(r"\b(?:founded|founder|invented|inventor|ceo|created by|led by|architect)\b", re.I),
-    "company": re.compile(r"\b(?:acquired|acquisition|owned by|subsidiary|designed by|manufactured by|fab)\b", re.I),
-    "count": re.compile(
-        r"\b\d[\d,.]*\s?(?:k|m|thousand|million)?\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|twelve|"
-        r"dozens?|hundreds?|thousands?)\b",
-        re.I,
-    ),
-    "spec": re.compile(r"\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b", re.I),
-    # a shell prompt, an install, or a command's own syntax: a --flag or a key=value argument
-    "howto": re.compile(r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)"),
+        "person": r"(?i)\b(?:founded|founder|invented|inventor|ceo|created by|led by|architect)\b",
+        "company": r"(?i)\b(?:acquired|acquisition|owned by|subsidiary|designed by|manufactured by|fab)\b",
+        "count": r"(?i)\b\d[\d,.]*\s?(?:k|m|thousand|million)?\b|\b(?:two|three|four|five|six|seven|eight|nine|ten"
+        r"|twelve|dozens?|hundreds?|thousands?)\b",
+        "spec": r"(?i)\b\d[\d,.]*\s?(?:gb|tb|mb|w|watts|tflops|pflops|gb/s|tb/s|ghz|cores)\b",
+        # a shell prompt, an install, or a command's own syntax: a --flag or a key=value argument (case counts)
+        "howto": r"(?:^\$ \w|\bpip install \S|\bexport [A-Z_]{3,}=|\s--[a-z][\w-]+|\b[a-z_][\w.-]*=[\w./:@-]+)",
+    }.items()
 }  # and none for an opinion: the knowledge states findings, never our opinion
 
 
@@ -232,9 +229,9 @@ COUNTED = re.compile(
     r"(?= (?:has|have|had|is|are|was|were|do|does|did|can|could|will|would|should|in|on|of|per|at|across)\b|[?,.]|$)"
 )
 # A count of units sold, shipped or used is a market figure: the sentence must say that, not any number
-MARKET_WORDS = re.compile(
-    r"\b(sold|sell|sells|selling|shipped|ship|ships|purchased|bought|downloads?|downloaded|"
-    r"users|customers|employees|subscribers|installs?|installed)\b"
+MARKET_WORDS = any_phrase(
+    "sold | sell | sells | selling | shipped | ship | ships | purchased | bought | download | downloads | downloaded"
+    " | users | customers | employees | subscribers | install | installs | installed"
 )
 
 
@@ -245,7 +242,7 @@ def counts(sentence: str, counted: str, lowered: str) -> bool:
     said = words(sentence)
     tokens = [stem(w) for w in said]
     market = MARKET_WORDS.search(lowered)
-    if market and stem(market.group(1)) not in tokens:
+    if market and stem(market.group()) not in tokens:
         return False
     # the counted noun as asked, as the literature writes it ("graphics cards" -> GPUs), or as a
     # capacity figure counts people ("how many people at once" -> "two concurrent users")

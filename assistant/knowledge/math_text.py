@@ -17,7 +17,7 @@ import re
 
 _SPAN = re.compile(r"\$\$(?P<display>.+?)\$\$|(?<![$\\])\$(?P<inline>\s?[^\s$](?:[^$]*?[^\s$\\])?\s?)\$", re.S)
 _DOLLAR = "\ue000"  # stands in for `\$` while math spans are found
-_TEX_MARK = re.compile(r"[\\^_{}]")
+_TEX_MARKS = frozenset("\\^_{}")
 _SHORT_SYMBOL = re.compile(r"[\w\u0370-\u03ff+\-*/().,|'=<>≤≥ ]{1,24}")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 
@@ -50,17 +50,20 @@ _SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊
 _TEXT_SYMBOL = re.compile(r"\\([A-Za-z]+)\b")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 # TeX written in running text, outside math: `10.4\%`, `\emph{until-decode privacy}`, `~\cite{X}`
-_TEXT_TEX = (
-    (re.compile(r"~?\\cite[pt]?(?:\[[^\]]*\])?\{[^{}]*\}"), ""),
-    (re.compile(r"\\footnote\{([^{}]*)\}"), r" (\1)"),
-    (re.compile(r"\\textcolor\{[^{}]*\}\{([^{}]*)\}"), r"\1"),
-    (re.compile(r"\{\\(?:em|bf|it|rm|tt|sf|sc)\s+([^{}]*)\}"), r"\1"),
-    (re.compile(r"\\(?:emph|text|textbf|textit|textrm|texttt|textsf|textsc|underline|uline)\{([^{}]*)\}"), r"\1"),
-    (re.compile(r"\\href\{[^{}]*\}\{([^{}]*)\}"), r"\1"),
-    (re.compile(r"\\(?:begin|end)\{(?:itemize|enumerate)\}\s*"), ""),
-    (re.compile(r"\\item\b"), "•"),
-    (re.compile(r"\\(?:linebreak|newline)\b|\\[,;: ]"), " "),
-    (re.compile(r"\\([%&#_$])"), r"\1"),
+_TEXT_TEX = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"~?\\cite[pt]?(?:\[[^\]]*\])?\{[^{}]*\}", ""),
+        (r"\\footnote\{([^{}]*)\}", r" (\1)"),
+        (r"\\textcolor\{[^{}]*\}\{([^{}]*)\}", r"\1"),
+        (r"\{\\(?:em|bf|it|rm|tt|sf|sc)\s+([^{}]*)\}", r"\1"),
+        (r"\\(?:emph|text|textbf|textit|textrm|texttt|textsf|textsc|underline|uline)\{([^{}]*)\}", r"\1"),
+        (r"\\href\{[^{}]*\}\{([^{}]*)\}", r"\1"),
+        (r"\\(?:begin|end)\{(?:itemize|enumerate)\}\s*", ""),
+        (r"\\item\b", "•"),
+        (r"\\(?:linebreak|newline)\b|\\[,;: ]", " "),
+        (r"\\([%&#_$])", r"\1"),
+    )
 )
 
 
@@ -145,7 +148,7 @@ def is_math(span: str, before: str = "", after: str = "") -> bool:
     """
     if span != span.strip():  # "$ 0.3 API cost ... and $": spaces inside the dollars are prices', unless TeX
         return "\\" in span
-    if _TEX_MARK.search(span):
+    if not _TEX_MARKS.isdisjoint(span):
         return True
     symbols = _SHORT_SYMBOL.fullmatch(span) and len(_WORD.findall(span)) < 2
     price = any(c.isdigit() for c in span) and (before.isdigit() or after.isdigit())

@@ -9,10 +9,11 @@ Patterns are written against the lower-cased question in the asker's own words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from assistant.question import intent_reader
 from assistant.question.encoders import SHIPPED, SentenceEncoders
-from assistant.text import content_words
+from assistant.text import any_phrase, content_words
 
 # what papers describe, not a concept's name ("which paper is that?" asks for a paper)
 SYSTEMS = r"paper|system|tool|framework|librar(?:y|ie)|model|project"
@@ -56,8 +57,10 @@ DESCRIBES_A_THING = re.compile(
 )
 # "what is it called?" asks for a concept's name, unless it asks what a system, a paper or a technique
 # is called: a technique may be a paper's rather than a glossary's, so those search everything
-NAMES_A_SYSTEM = re.compile(
-    r"\b(?:system|paper|tool|framework|library|project|product|technique|method|approach|algorithm|trick|scheme)s?\b"
+NAMES_A_SYSTEM = any_phrase(
+    "system | paper | tool | framework | library | project | product | technique | method | approach | algorithm"
+    " | trick | scheme",
+    ending="s?",
 )
 # asks for another name of a thing already named ("what is it also called?", "another name for DQN")
 ASKS_FOR_ANOTHER_NAME = re.compile(
@@ -86,11 +89,11 @@ PAPERS = re.compile(
     r"|\bany (?:\w+ )?(?:implementations?|methods|techniques|solutions|designs|tools|prior art)\b"
     r"|\b(?:approaches|methods|techniques|implementations|solutions) (?:exist|out there|are there)\b"
 )
-CAVEAT = re.compile(
-    r"\b(?:caveat|limitation|limitations|drawback|downside|downsides|pitfall|catch|trade-?offs?|give up|"
-    r"watch out|careful|risk|risks|cost of|costs of|what breaks|fail)\b"
+CAVEAT = any_phrase(
+    "caveat | limitation | limitations | drawback | downside | downsides | pitfall | catch | trade-off | trade-offs"
+    " | tradeoff | tradeoffs | give up | watch out | careful | risk | risks | cost of | costs of | what breaks | fail"
 )
-EXAMPLE = re.compile(r"\b(?:example|examples|use case|use cases|used for|what for|for instance|such as)\b")
+EXAMPLE = any_phrase("example | examples | use case | use cases | used for | what for | for instance | such as")
 # asked directly ("how much faster?", "..., and how many GPUs?"), not inside a clause ("how do people work
 # out how much time the stragglers cost?" asks how)
 NUMBER = re.compile(
@@ -111,38 +114,40 @@ DEFINITION = re.compile(
     r"|^\W*(?:eli5\b:?\s*)?(?:explain|describe)\s+(?!(?:how|why|what|when|where|which|whether|the difference)\b)\S+"
     r"|^\W*eli5\b"
 )
-SIDES = (
-    re.compile(r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.]|$)"),
-    re.compile(r"(?P<a>[\w .\-/]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-/]+)"),
-    re.compile(r"\bcompare (?P<a>.+?) (?:and|with|to) (?P<b>.+?)(?:[?.]|$)"),
-    re.compile(r"\bhow is (?P<a>.+?) different from (?P<b>.+?)(?:[?.]|$)"),
-    # "is softmax the same as sigmoid?", "are epochs any different from iterations?"
-    re.compile(r"^(?:is|are) (?P<a>.+?) (?:the same(?: thing)? as|any different from|different from) (?P<b>.+?)$"),
+SIDES: tuple[re.Pattern[str], ...] = tuple(
+    map(
+        re.compile,
+        (
+            r"\bbetween (?P<a>.+?) and (?P<b>.+?)(?:[?.]|$)",
+            r"(?P<a>[\w .\-/]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-/]+)",
+            r"\bcompare (?P<a>.+?) (?:and|with|to) (?P<b>.+?)(?:[?.]|$)",
+            r"\bhow is (?P<a>.+?) different from (?P<b>.+?)(?:[?.]|$)",
+            # "is softmax the same as sigmoid?", "are epochs any different from iterations?"
+            r"^(?:is|are) (?P<a>.+?) (?:the same(?: thing)? as|any different from|different from) (?P<b>.+?)$",
+        ),
+    )
 )
 # two approaches described rather than named, each side's words as the asker wrote them
-DESCRIBED_SIDES = (
-    # "Option A: chop ... Option B: put ...", "(a) adaptively chunk ..., (b) one big schedule ..."
-    re.compile(
-        r"(?:^|[\s(])(?:option |approach |design )?\(?a[):]\s+(?P<a>.+?)[.;,]?\s+"
-        r"(?:option |approach |design )?\(?b[):]\s+(?P<b>.+?)(?:[.?]\s|\??$)"
-    ),
-    re.compile(
-        r"\bin the first(?: one| approach| idea)?,?\s+(?P<a>.+?)[.;]\s+"
-        r"in the second(?: one| approach| idea)?,?\s+(?P<b>.+?)(?:[.?]\s|\??$)"
-    ),
-    # "one camp keeps only the low-frequency part ..., another drops small values ..."
-    re.compile(
-        r"\bone(?: (?:approach|camp|proposal|idea|design|system|paper|way|option|method))?\b(?P<a>.+?)[,;.]\s+"
-        r"(?:and |while |whereas )?(?:another|the other)(?: (?:one|approach|camp|proposal|idea|design|system|paper|way"
-        r"|option|method))?\b(?P<b>.+?)(?:[.?]\s|\??$)"
-    ),
-    # "two ways to shrink gradient-sync traffic: let subgroups train locally ..., or keep syncing but ..."
-    re.compile(
-        r"\btwo (?:ways|ideas|options|approaches|designs|camps)\b[^:]*:\s+(?P<a>.+?),?\s+(?:or|versus|vs\.?)\s+"
-        r"(?P<b>.+?)(?:[.?]\s|\??$)"
-    ),
-    re.compile(r"(?:^|[:.?]\s+|\bbetween\s+)(?P<a>[^:.?]+?),?\s+(?:vs\.?|versus)\s+(?P<b>.+?)(?:[.?]\s|\??$)"),
-    re.compile(r"\bbetween\s+(?P<a>.+?),?\s+and\s+(?P<b>.+?)(?:[.?]\s|\??$)"),
+DESCRIBED_SIDES: tuple[re.Pattern[str], ...] = tuple(
+    map(
+        re.compile,
+        (
+            # "Option A: chop ... Option B: put ...", "(a) adaptively chunk ..., (b) one big schedule ..."
+            r"(?:^|[\s(])(?:option |approach |design )?\(?a[):]\s+(?P<a>.+?)[.;,]?\s+"
+            r"(?:option |approach |design )?\(?b[):]\s+(?P<b>.+?)(?:[.?]\s|\??$)",
+            r"\bin the first(?: one| approach| idea)?,?\s+(?P<a>.+?)[.;]\s+"
+            r"in the second(?: one| approach| idea)?,?\s+(?P<b>.+?)(?:[.?]\s|\??$)",
+            # "one camp keeps only the low-frequency part ..., another drops small values ..."
+            r"\bone(?: (?:approach|camp|proposal|idea|design|system|paper|way|option|method))?\b(?P<a>.+?)[,;.]\s+"
+            r"(?:and |while |whereas )?(?:another|the other)(?: (?:one|approach|camp|proposal|idea|design|system|paper"
+            r"|way|option|method))?\b(?P<b>.+?)(?:[.?]\s|\??$)",
+            # "two ways to shrink gradient-sync traffic: let subgroups train locally ..., or keep syncing but ..."
+            r"\btwo (?:ways|ideas|options|approaches|designs|camps)\b[^:]*:\s+(?P<a>.+?),?\s+(?:or|versus|vs\.?)\s+"
+            r"(?P<b>.+?)(?:[.?]\s|\??$)",
+            r"(?:^|[:.?]\s+|\bbetween\s+)(?P<a>[^:.?]+?),?\s+(?:vs\.?|versus)\s+(?P<b>.+?)(?:[.?]\s|\??$)",
+            r"\bbetween\s+(?P<a>.+?),?\s+and\s+(?P<b>.+?)(?:[.?]\s|\??$)",
+        ),
+    )
 )
 INTENTS = ("name", "compare", "papers", "caveat", "example", "number", "how", "definition", "problem")
 
@@ -199,24 +204,30 @@ def asked_parts(asking: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-# what people say around a question without changing it: "so what is a learning rate anyway?",
-# "ok but what even is dropout?", "what's HBM, really?", "what is an epoch, in plain words?"
-LEADING_FILLER = re.compile(
-    r"^\W*(?:(?:so|ok(?:ay)?|but|hmm+|um+|uh+|well|wait|right|sorry|honestly|quick question|dumb question"
-    r"|stupid question|noob question)\b[,:;!.]*\s+)+",
-    re.I,
-)
-TRAILING_FILLER = re.compile(
-    r"(?:[,\s]+(?:anyway|anyways|again|really|exactly|then|though|tho|lol|haha"
-    r"|in (?:plain|simple|layman'?s'?|everyday) (?:words|terms|english)|for (?:a )?beginners?"
-    r"|(?:to me )?like (?:i'?m|i am) (?:five|5|a (?:kid|child|beginner|newbie))|to me|simply|briefly))+"
-    r"\s*(?=[?.!]*\s*$)",
-    re.I,
-)
-ASKING_ADVERB = re.compile(  # at the start only: "..., what exactly is being measured?" keeps its cue
-    r"^(what(?:'s| is| are))\s+(?:even|exactly|actually|really|precisely)\b"
-    r"|^(what)\s+(?:even|exactly|actually|really|precisely)\s+(?=(?:is|are)\b)",
-    re.I,
+# what people say around a question without changing it, removed in this order: a leading "so" / "ok but",
+# a trailing "anyway" / "really" / "in plain words", and "even" or "exactly" after a starting "what is" (not
+# later: "..., what exactly is being measured?" keeps its cue)
+FILLERS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple(
+    (re.compile(pattern, re.I), replacement)
+    for pattern, replacement in (
+        (
+            r"^\W*(?:(?:so|ok(?:ay)?|but|hmm+|um+|uh+|well|wait|right|sorry|honestly|quick question|dumb question"
+            r"|stupid question|noob question)\b[,:;!.]*\s+)+",
+            "",
+        ),
+        (
+            r"(?:[,\s]+(?:anyway|anyways|again|really|exactly|then|though|tho|lol|haha"
+            r"|in (?:plain|simple|layman'?s'?|everyday) (?:words|terms|english)|for (?:a )?beginners?"
+            r"|(?:to me )?like (?:i'?m|i am) (?:five|5|a (?:kid|child|beginner|newbie))|to me|simply|briefly))+"
+            r"\s*(?=[?.!]*\s*$)",
+            "",
+        ),
+        (
+            r"^(what(?:'s| is| are))\s+(?:even|exactly|actually|really|precisely)\b"
+            r"|^(what)\s+(?:even|exactly|actually|really|precisely)\s+(?=(?:is|are)\b)",
+            lambda m: (m.group(1) or m.group(2)) + (" " if m.group(2) else ""),
+        ),
+    )
 )
 # where a definition question's subject ends: "what is a TPU - just Google's GPU?", "what is NCCL, a library?"
 SUBJECT_END = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[,;:(]\s*")
@@ -226,9 +237,9 @@ def without_fillers(question: str) -> str:
     """The question without the words around it that do not change what it asks: a leading "so" / "ok
     but", "even" or "exactly" after "what is", a trailing "anyway" / "really" ("so what is a learning
     rate anyway?" -> "what is a learning rate?"). Case is kept; a question of fillers only is kept whole."""
-    text = question.strip()
-    bare = TRAILING_FILLER.sub("", LEADING_FILLER.sub("", text))
-    bare = ASKING_ADVERB.sub(lambda m: (m.group(1) or m.group(2)) + (" " if m.group(2) else ""), bare)
+    text = bare = question.strip()
+    for filler, replacement in FILLERS:
+        bare = filler.sub(replacement, bare)
     return " ".join(bare.split()) if re.search(r"\w", bare) else text
 
 
@@ -299,7 +310,9 @@ def pattern_intent(question: str) -> str:
     return "problem"
 
 
-POINTS_BACK = re.compile(r"(?:these|those|the two|both|them|they|it|is|are|what|how)\b")  # not a thing named
+POINTS_BACK = any_phrase(
+    "these | those | the two | both | them | they | it | is | are | what | how"
+)  # not a thing named
 
 
 def compare_sides(question: str) -> tuple[str, str] | None:
@@ -319,7 +332,7 @@ def compare_sides(question: str) -> tuple[str, str] | None:
 
 
 # a side that is itself the request ("how much faster vs one of them?") describes no approach
-ASKS = re.compile(r"(?:what|how|which|why|could|can|would|is|are|does|do|did|give|show|any)\b")
+ASKS = any_phrase("what | how | which | why | could | can | would | is | are | does | do | did | give | show | any")
 
 
 def described_sides(question: str) -> tuple[str, str] | None:

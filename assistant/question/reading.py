@@ -30,15 +30,15 @@ from assistant.question.intents import (
 )
 from assistant.question.names import named_things, names_in
 from assistant.question.value_kinds import asked_kind
-from assistant.text import content_words, stem, words
+from assistant.text import any_phrase, content_words, stem, words
 
 ABOUT = re.compile(r"\s*\(about: .*\)\s*$", re.S)
 # contractions typed without the apostrophe and chat filler: no entry has them, and they say nothing about
 # what the question is about ("why bother tho, whats wrong with pasting the readings in?")
-CHAT_SPELLING = re.compile(
-    r"\b(?:whats|thats|theres|whos|hows|wheres|dont|doesnt|didnt|isnt|arent|wasnt|werent|cant|wont|couldnt"
-    r"|wouldnt|shouldnt|havent|hasnt|im|ive|youre|theyre|weve|tho|lol|gonna|wanna|kinda|sorta|idk|btw|tbh|imo"
-    r"|pls|plz|thx)\b",
+CHAT_SPELLING = any_phrase(
+    "whats | thats | theres | whos | hows | wheres | dont | doesnt | didnt | isnt | arent | wasnt | werent | cant"
+    " | wont | couldnt | wouldnt | shouldnt | havent | hasnt | im | ive | youre | theyre | weve | tho | lol | gonna"
+    " | wanna | kinda | sorta | idk | btw | tbh | imo | pls | plz | thx",
     re.I,
 )
 

@@ -32,28 +32,28 @@ from assistant.text import words
 # Command-line tools: a request for their use asks for instructions, which the knowledge does not hold
 CLI_TOOLS = r"\b(?:nvidia-smi|kubectl|docker|torchrun|sbatch|srun|helm|conda|apt-get|systemctl|nvcc)\b"
 # What a question asks for, from its wording. Patterns are written against the lower-cased question.
-VALUE_KINDS: dict[str, re.Pattern[str]] = {
-    "price": re.compile(
+KIND_PATTERNS = {
+    "price": (
         r"\$\s?\d|\b(price|prices|pricing|priced|hourly|per hour|on-demand rate|dollars?|usd|salary|salaries|wages?)\b"
         r"|\b(?:how much|what) (?:does|do|would|will|is|are)\b[^?]{0,60}\bcost\b(?!\s+(?:in|of)\b)"
         r"|\bcost(?:s)? (?:to buy|per (?:card|gpu|chip|month))\b"
         r"|\bgoing rate\b|\bhow pricey\b|\bbucks\b|\bset (?:us|me|you|them) back\b|\b(?:ballpark|rough) cost\b"
         r"|\bcharges? (?:per|for)\b|\bwhat (?:does|do) [\w .-]{1,30} charge\b"
     ),
-    "date": re.compile(
+    "date": (
         r"^\W*when (?:did|was|were|will|is|are)\b|\bwhat year\b|\brelease date\b|\bwhen\b[^?]{0,80}\b"
         r"(?:announced?|released?|launched?|shipped?|open-sourced?|introduced?)\b"
         r"|\bwill\b[^?]{0,60}\b(?:ship|release|launch|announce)\w*\b[^?]{0,30}\b(?:in|at)\b[^?]{0,20}\b20\d\d\b"
         r"|\bhow long ago\b|\bsince when\b|^\W*is [\w .-]{1,30} out yet\b"
         r"|\bwhen(?:'s| is| will)\b[^?]{0,40}\b(?:due|coming out|arrive|be available)\b"
     ),
-    "person": re.compile(
+    "person": (
         r"^\W*who (?:(?:\w+ly|first|actually|really) )?(?:is|was|were|started|founded|invented|created|wrote|"
         r"leads|led|runs|designed|developed|built|coined|came up with)\b"
         r"|\bwhich (?:researcher|person|engineer|scientist|professor)\b|\b(?:ceo|cto|founders?|inventor)\b"
         r"|^\W*who(?:'s| is) behind\b|\bwhose idea\b"
     ),
-    "company": re.compile(
+    "company": (
         r"\bwhich (?:company|companies|vendor|firm|foundry|startup)\b"
         r"|\bwho (?:acquired|bought|owns|makes|manufactures|fabricates)\b|\b(?:acquired|acquisition of)\b"
         r"|\bwhat (?:company|companies|vendor|firm|startup)\b"
@@ -62,13 +62,13 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
     # "how many GPUs does Meta have" asks a fact about someone; "how many slices do I need" and "how many
     # ids per second can one node push" are technical; "re-estimating how many tokens each reply needs"
     # describes a method: a count is asked when a sentence starts with it
-    "count": re.compile(
+    "count": (
         r"(?:^|[.?!:;]\s+)\W*(?:(?:so|and|ok|roughly|approximately|about|exactly)\s+)*how many\b"
         r"(?![^?]{0,60}\b(?:fewer|more|less|times|do i|do we|should|make up|are needed|need|watt|joules?|kwh|"
         r"hours|minutes|seconds|per (?:second|sec|minute|token|request|step|iteration|gpu|node|query))\b)"
         r"|^\W*what(?:'s| is) the (?:total )?number of\b"
     ),
-    "spec": re.compile(
+    "spec": (
         # "how much HBM does an H200 have?"; not a gain a paper reports ("how much more bandwidth ... did it claim?")
         r"\bhow much (?!(?:more|less|extra|higher|lower|better)\b)(?:\w+ )?(?:hbm\w*|vram|sram|memory|on-chip|bandwidth"
         r"|power)\b(?![^?]{0,60}\b(?:save|saved|saves|need|use|cut|reduce)\b)|\b(?:score|accuracy) did\b"
@@ -79,7 +79,7 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|\bwhat(?:'s| is) the (?:\w+ )?(?:throughput|bandwidth|tdp|vram|memory|clock|flops) of "
         r"(?:an? |one |the |each )?(?:[a-z]{1,5}\d{2,4}[a-z]{0,2}|tpu v\d\w*)\b"
     ),
-    "howto": re.compile(
+    "howto": (
         r"\bhow (?:do|can|should) (?:i|we)\b[^?]{0,40}\b(?:install|set up|setup|configure|compile|ssh)\b"
         r"|\b(?:exact|the) command\b|\bcommand[- ]line flag\b|\b(?:which|what|set)\b[^?]{0,30}\benv(?:ironment)? var"
         r"|\b(?:what|which|exact)\b[^?]{0,30}\bcommands\b|\bcommands? (?:do|should|would|can) (?:i|we)\b"
@@ -97,7 +97,7 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"|\bhow (?:do|can|should) (?:i|we)\b[^?]{0,80}\b(?:on|in) "
         r"(?:ubuntu|debian|centos|rhel|fedora|windows|macos|wsl)\b"
     ),
-    "opinion": re.compile(
+    "opinion": (
         r"\bin your opinion\b|\bwhich\b[^?]{0,60}\bis (?:the )?best\b|\bbetter buy\b|\bcan you recommend\b"
         r"|\bwhich is (?:the )?better (?:cloud|provider|vendor|host|platform|service|card|gpu|deal)\b"
         r"|\bwhich (?:\w+ )?would you (?:pick|choose|go with|recommend|buy)\b|\bwould you (?:pick|choose|go with)\b"
@@ -111,6 +111,7 @@ VALUE_KINDS: dict[str, re.Pattern[str]] = {
         r"(?:llm|model|gpu|card|cloud|provider|framework|library|tool|stack)s? (?:to|for)\b"
     ),
 }
+VALUE_KINDS = {kind: re.compile(pattern) for kind, pattern in KIND_PATTERNS.items()}
 # a price as a figure of speech, which asks for no price: "is there a price in output quality?", "the price
 # we pay in accuracy", "at the price of stability"
 FIGURATIVE_PRICE = re.compile(

@@ -21,20 +21,17 @@ from assistant.blocks import as_block, block_words, code_quote, is_block, row_qu
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
-from assistant.text import POINTER_PHRASES, content_words, rarity, split_sentences, without_parenthesis
+from assistant.text import POINTER_PHRASES, any_phrase, content_words, rarity, split_sentences, without_parenthesis
 from assistant.tuning import OfflineAnswerSettings
 
 INTENTS = (
+    (any_phrase("caveat | limitation | drawback | downside | pitfall | watch out | careful | catch"), "Caveat:", 0.8),
+    (any_phrase("example | use case | used for | what for | use it"), "Example:", 0.6),
     (
-        re.compile(r"\b(caveat|limitation|drawback|downside|pitfall|watch out|careful|catch)\b"),
-        "Caveat:",
-        0.8,
-    ),
-    (re.compile(r"\b(example|use case|used for|what for|use it)\b"), "Example:", 0.6),
-    (
-        re.compile(
-            r"\b(also called|alias|another name|other name|abbreviat|stand for|short for|known as|full name)"
-            r"\w*"
+        any_phrase(
+            "also called | alias | another name | other name | abbreviat | stand for | short for | known as"
+            " | full name",
+            ending=r"\w*",
         ),
         "Also known as:",
         0.8,
@@ -181,7 +178,9 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
 
 
-SYNONYM_SENTENCE = re.compile(r"\b(?:is a synonym (?:for|of)|also (?:called|known as)|another name for)\b", re.I)
+SYNONYM_SENTENCE = any_phrase(
+    "is a synonym for | is a synonym of | also called | also known as | another name for", re.I
+)
 POINTER = re.compile(rf"^(?:{POINTER_PHRASES})\b", re.I)
 CONTRIBUTION = re.compile(
     r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
