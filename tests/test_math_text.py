@@ -88,3 +88,12 @@ def test_the_chat_ui_shows_an_abstract_without_tex_in_sources_cards_and_answers(
     assert abstract.startswith(f"<div><mark>We discuss an approach for {plain} on a")  # the quote is still found
     citation = Citation(banded.id, banded.title, "abstract", None, quote)
     assert "bf" not in render_answer(Answer("q", f"{quote} [{banded.id}]", [citation]), {banded.id: 1})
+
+
+def test_math_escaped_for_mathjax_in_a_plain_text_copy_reads_as_math_and_a_stray_backslash_never_raises() -> None:
+    """Documentation written for MathJax through Markdown doubles its backslashes (`\\\\(W_{l}\\\\)`); a `.txt`
+    copy keeps them. Such a line used to raise an AssertionError from `tex_to_text` wherever it was shown."""
+    line = r"Given a layer \\(l\\) with weight matrix \\(W_{l}\\), find \\(\\hat{W}_{l}\\):"
+    assert plain_math(line) == "Given a layer l with weight matrix W_l, find W_l:"
+    assert plain_math(r"a \(x^2\) b") == "a x² b"
+    assert plain_math("a \\(x\\\n\\) b") == "a x b"  # a backslash before a line break inside the span

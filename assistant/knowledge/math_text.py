@@ -106,7 +106,9 @@ def tex_to_text(tex: str) -> str:
         char = tex[i]
         if char == "\\":
             command = _COMMAND.match(tex, i)
-            assert command is not None
+            if command is None:  # a backslash ending the span, or before a line break (`\\(l\\)` read as `\(l\` `\)`)
+                i += 1
+                continue
             name, i = command.group(1), command.end()
             if name in ("frac", "tfrac", "dfrac"):
                 top, i = _group(tex, i)
@@ -170,7 +172,13 @@ def plain_math(text: str) -> str:
 
     text = text.replace("\\$", _DOLLAR)  # an escaped dollar is money, never a math delimiter
     text = _SPAN.sub(convert, text)
-    text = re.sub(r"\\\((.+?)\\\)", lambda m: tex_to_text(m.group(1)), text, flags=re.S)
+    # \( ... \) inline, and \\( ... \\) as Markdown written for MathJax keeps it in a plain-text copy
+    text = re.sub(
+        r"(\\?)\\\((.+?)\\?\\\)",
+        lambda m: tex_to_text(m.group(2).replace("\\\\", "\\") if m.group(1) else m.group(2)),
+        text,
+        flags=re.S,
+    )
     for pattern, replacement in _TEXT_TEX:
         text = pattern.sub(replacement, text)
     text = text.replace(_DOLLAR, "$")
