@@ -9,7 +9,6 @@ imports no LangChain.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -28,15 +27,16 @@ from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
 from assistant.question.reading import Reading
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
-from assistant.text import more_tokens_than, split_sentences, truncate_tokens
+from assistant.text import any_phrase, more_tokens_than, split_sentences, truncate_tokens
 from assistant.types import Answer, Source
 from assistant.verify.citations import verify
 from assistant.verify.unicode import plain
 
 # a definition asked in so many words: "what does X mean", "what does it stand for", "in plain terms"
 # ("what's the fastest decode speed on one node?" is read as a definition too, but asks no meaning)
-ASKS_WHAT_IT_MEANS = re.compile(
-    r"\bmean(?:s|ing|t)?\b|\bstands? for\b|\bdefin(?:e|ition)\b|\bin plain (?:terms|english|words)\b"
+ASKS_WHAT_IT_MEANS = any_phrase(
+    "mean | means | meaning | meant | stand for | stands for | define | definition | in plain terms"
+    " | in plain english | in plain words"
 )
 # C0 controls but tab, newline and carriage return, DEL and C1 controls: read as spaces (str.translate)
 CONTROL = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)], " ")

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from assistant.text import STOPWORDS, split_sentences, stem
+from assistant.text import STOPWORDS, any_phrase, split_sentences, stem
 from assistant.tuning import SupportSettings
 from assistant.types import Entry
 from assistant.verify.clauses import clause_index, mixed_clauses
@@ -87,7 +87,9 @@ INTRODUCES = re.compile(
     r"((?:[A-Z][\w-]*\s*)+)(?:\(([A-Z][\w-]*)\))?"
 )
 CLAUSE_BREAK = re.compile(r"[,;:()]|\s-\s")
-CONTRAST = re.compile(r"(?:by|in) contrast\b|unlike\b|contrast with\b|compare (?:to|with)\b|conversely\b", re.I)
+CONTRAST = any_phrase(
+    "by contrast | in contrast | unlike | contrast with | compare to | compare with | conversely", re.I
+)
 OPPOSITES, SIDES = opposite_index()
 
 
