@@ -17,7 +17,7 @@ from assistant.errors import SettingsError
 from assistant.tuning import OfflineAnswerSettings, RefusalSettings, RetrievalSettings, SupportSettings
 
 RETRIEVAL_MODES = ("hybrid", "dense", "lexical")
-RERANKERS = ("learned", "maxsim", "off")
+RERANKERS = ("auto", "learned", "maxsim", "off")
 MODELS = ("auto", "extractive", "stub")  # and openai:<model>
 MODEL_CHOICES = "auto, openai:<model>, extractive, stub"
 # fields that change how a server or a sync runs, never what a question is answered with
@@ -59,9 +59,10 @@ class Settings:
     retrieval_mode: str = "hybrid"
     # the best fused candidates re-ordered: "learned" weighs late interaction with the fusion's evidence
     # (assistant.retrieval.learned_order), "maxsim" orders by late interaction alone
-    # (assistant.retrieval.late_interaction), "off" keeps the fusion. Off by default: on the sets nothing
-    # was fitted on they gain 0-3 points for 20-50x the search time (docs/retrieval-stages.md)
-    rerank: str = "off"
+    # (assistant.retrieval.late_interaction), "off" keeps the fusion; "auto": learned on a knowledge of
+    # documents alone, reading the pieces the sync kept (assistant.index.piece_signs), off on the pack, where
+    # it gained 0-3 points on unseen sets (docs/retrieval-stages.md)
+    rerank: str = "auto"
     # a third lexical leg searching the question with the rare words of the dense leg's best chunks
     # (assistant.retrieval.dense_feedback); always on under a re-ranking (the learned order weighs its rank);
     # off by default: without that order it gains nothing on unseen sets (docs/retrieval-stages.md)

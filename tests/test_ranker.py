@@ -98,7 +98,7 @@ def test_weights_fitted_for_other_features_are_refused_with_the_fix(
 def test_hybrid_search_orders_by_the_model_and_maxsim_alone_is_still_a_choice(seed_assistant: Assistant) -> None:
     question = "my GPU kernels stall on memory while the arithmetic units idle, what helps?"
     learned = Assistant(seed_assistant.settings.with_(rerank="learned"), auto_index=False).retriever
-    assert learned.reranker is not None and seed_assistant.settings.rerank == "off"  # opt-in since the stage table
+    assert learned.reranker is not None and seed_assistant.retriever.reranking == "off"  # opt-in on the pack
     maxsim = Assistant(seed_assistant.settings.with_(rerank="maxsim"), auto_index=False).retriever
     by_model = [s.entry_id for s in learned.retrieve(question, k=20).sources]
     by_maxsim = [s.entry_id for s in maxsim.retrieve(question, k=20).sources]

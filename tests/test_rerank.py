@@ -81,6 +81,6 @@ def test_hybrid_search_reranks_and_off_keeps_the_fused_order(seed_assistant: Ass
 
 
 def test_an_unknown_reranker_is_one_line_naming_the_choices() -> None:
-    message = "ASSISTANT_RERANK='colbert' is not known - use one of learned, maxsim, off"
+    message = "ASSISTANT_RERANK='colbert' is not known - use one of auto, learned, maxsim, off"
     with pytest.raises(SettingsError, match=message):
         Settings.from_env({"ASSISTANT_RERANK": "colbert"})

@@ -60,6 +60,7 @@ from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lexical_files import open_lexical
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
+from assistant.index.piece_signs import PieceSigns, as_signs
 from assistant.index.progress import Progress
 from assistant.index.record_file import RecordFile
 from assistant.index.removal_guard import check_rebuild, check_removal
@@ -112,6 +113,7 @@ class Index(ChromaConnection, SearchPrimitives):
         self._exact: tuple[ExactVectors, list[Chunk]] | bool | None = None  # the copy a search reads, once looked for
         self._encoded: dict[str, Sequence[float]] | None = None  # the vectors a sync of a small index encoded
         self._chroma_changed = False  # a sync wrote to Chroma (its vector copy was removed first)
+        self._pieces: PieceSigns | bool | None = None  # the kept word pieces (`piece_signs`), once opened
         self.reload()
 
     # --- state -----------------------------------------------------------------------
@@ -297,6 +299,9 @@ class Index(ChromaConnection, SearchPrimitives):
                 started = time.perf_counter()
                 self._keep_exact_copy(carried)
                 report.seconds += time.perf_counter() - started
+            started = time.perf_counter()
+            self._keep_piece_signs()
+            report.seconds += time.perf_counter() - started
             return report
         finally:
             self._syncing, self._encoded, self._exact = False, None, None
@@ -473,7 +478,10 @@ class Index(ChromaConnection, SearchPrimitives):
             if len(batches[-1]) >= EMBED_BATCH:
                 batches.append([])
         batches = [batch for batch in batches if batch]
-        vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches])
+        pieces = self.piece_signs() if self.keeps_pieces(item.entry.kind for item in items) else None
+        made: list[tuple[str, int, bytes]] = []  # the pieces the encoder threads handed over, as signs
+        keep = (lambda text, rows: made.append((text, *as_signs(rows)))) if pieces is not None else None
+        vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches], keep)
         embed_time = 0.0
         self._changing_chroma()
         encoded: list[list[float]] = []  # vectors of the batch being filled (and of the next one's first texts)
@@ -487,6 +495,9 @@ class Index(ChromaConnection, SearchPrimitives):
                     encoded += part
                     bar.update(len(part))
                 writer.submit(batch, encoded[: len(batch)])
+                if pieces is not None:
+                    kept, made[:] = made[:], []
+                    pieces.put_signs(kept)
                 if self._encoded is not None:
                     self._encoded.update(zip((vid for vid, _ in batch), encoded[: len(batch)], strict=True))
                 encoded = encoded[len(batch) :]
@@ -503,7 +514,9 @@ class Index(ChromaConnection, SearchPrimitives):
             bar.close()
         return embed_time
 
-    def _vectors(self, batches: list[list[str]]) -> Generator[list[list[float]], None, None]:
+    def _vectors(
+        self, batches: list[list[str]], keep_pieces: Callable[[str, Any], None] | None = None
+    ) -> Generator[list[list[float]], None, None]:
         """The vectors of the batches' texts in order, a few at a time (the progress bar moves with them).
 
         The shipped encoders go text by text, `PROGRESS_STEP` at a time (the first write batch alone takes
@@ -517,7 +530,7 @@ class Index(ChromaConnection, SearchPrimitives):
         texts = [text for batch in batches for text in batch]
         stream = getattr(self.embedder, "stream_documents", None)
         vectors: Iterator[list[float]] = (
-            stream(texts)
+            (stream(texts, keep_pieces) if keep_pieces is not None else stream(texts))
             if stream is not None
             else (
                 vector
@@ -595,6 +608,42 @@ class Index(ChromaConnection, SearchPrimitives):
     @property
     def cache_dir(self) -> Path:
         return self.store.root / "cache"
+
+    # --- the word pieces kept for late interaction (`piece_signs`) ------------------------------
+
+    def piece_signs(self) -> PieceSigns | None:
+        """The kept word pieces of the chunks, opened once; None for an encoder without word pieces, or a home
+        they cannot be kept in (late interaction then encodes its candidates when asked)."""
+        if self._pieces is None:
+            has_pieces = callable(getattr(self.embedder, "token_vectors", None))
+            opened = PieceSigns.open(self.cache_dir, self.embedder_name) if has_pieces else None
+            self._pieces = False if opened is None else opened  # an empty store is falsy (`len`)
+        return self._pieces if isinstance(self._pieces, PieceSigns) else None
+
+    def keeps_pieces(self, kinds: Iterable[str]) -> bool:
+        """Whether searches of entries of these kinds re-order by late interaction (`ASSISTANT_RERANK`; `auto`
+        does on documents alone, as `Retriever.reranking` decides), so a sync keeps their word pieces."""
+        rerank = self.settings.rerank
+        return rerank in ("learned", "maxsim") or (rerank == "auto" and set(kinds) == {"document"})
+
+    def _keep_piece_signs(self) -> None:
+        """After a sync: the word pieces of every chunk a search may re-order, kept; those of chunks the index no
+        longer holds, dropped. A sync keeps the pieces of what it encodes; this adds what an index synced
+        before they were kept lacks (encoded once), and is nothing to do after a sync that changed nothing."""
+        chunks = list(self.rows)
+        kinds = {stored.entry.kind for stored in self.entries.values()}
+        pieces = self.piece_signs() if chunks and self.keeps_pieces(kinds) else None
+        if pieces is None:
+            return
+        texts = [chunk.text for chunk in chunks]
+        missing = pieces.missing(texts)
+        if missing:
+            log.info("Keeping the word pieces of %d chunks for late interaction", len(missing))
+            encoder: Any = self.embedder
+            for start in range(0, len(missing), PROGRESS_STEP):
+                part = missing[start : start + PROGRESS_STEP]
+                pieces.put(zip(part, encoder.token_vectors(part), strict=True))
+        pieces.keep_only(texts)
 
     @property
     def keeps_exact_copy(self) -> bool:

@@ -20,6 +20,7 @@ in a fresh process instead of 5-11 s, and the same retrieval (recall@5 / MRR@10 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import deque
@@ -81,7 +82,10 @@ class OnnxEncoder:
 
     def vector(self, text: str) -> Any:
         """One text's unit vector (float32 array of 384)."""
-        pooled = self.hidden(text).mean(axis=0)
+        return self._pooled(self.hidden(text))
+
+    def _pooled(self, rows: Any) -> Any:
+        pooled = rows.mean(axis=0)
         return pooled / max(float(self._np.linalg.norm(pooled)), 1e-12)
 
     def token_vectors(self, texts: list[str]) -> list[Any]:
@@ -89,9 +93,18 @@ class OnnxEncoder:
         return self._each(self._unit_rows, texts)
 
     def _unit_rows(self, text: str) -> Any:
-        rows = self.hidden(text)
+        return self._unit(self.hidden(text))
+
+    def _unit(self, rows: Any) -> Any:
         rows = rows[1:-1] if len(rows) > 2 else rows
         return rows / self._np.maximum(self._np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
+    def _vector_kept(self, text: str, keep: Callable[[str, Any], None]) -> Any:
+        """`vector(text)`, handing its word-piece vectors (`token_vectors`) to `keep` on the way: a sync keeps
+        them for late interaction without encoding the text twice (`piece_signs.py`)."""
+        rows = self.hidden(text)
+        keep(text, self._unit(rows))
+        return self._pooled(rows)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [v.tolist() for v in self._each(self.vector, texts)]
@@ -105,20 +118,26 @@ class OnnxEncoder:
     def embed_query(self, text: str) -> list[float]:
         return self.vector(text).tolist()
 
-    def stream_documents(self, texts: Iterable[str]) -> Iterator[list[float]]:
+    def stream_documents(
+        self, texts: Iterable[str], keep_pieces: Callable[[str, Any], None] | None = None
+    ) -> Iterator[list[float]]:
         """Each text's vector, in order, while the threads encode up to `AHEAD` texts further on.
 
         What `embed_documents` on batches cost a sync: every batch waited for its slowest text with the
         other threads idle. Texts not reached yet are cancelled when the caller stops (a failed write).
+        With `keep_pieces`, each text's word-piece vectors go to it too (`_vector_kept`).
         """
+        encode: Callable[[str], Any] = (
+            self.vector if keep_pieces is None else functools.partial(self._vector_kept, keep=keep_pieces)
+        )
         if self.threads < 2:
-            yield from (self.vector(text).tolist() for text in texts)
+            yield from (encode(text).tolist() for text in texts)
             return
         pool = self._executor()
         pending: deque[Future[Any]] = deque()
         try:
             for text in texts:
-                pending.append(pool.submit(self.vector, text))
+                pending.append(pool.submit(encode, text))
                 if len(pending) >= AHEAD * self.threads:
                     yield pending.popleft().result().tolist()
             while pending:

@@ -26,6 +26,8 @@ import threading
 from collections import OrderedDict
 from typing import Any, Protocol
 
+from assistant.index.piece_signs import PieceSigns, as_signs, from_signs
+
 DEPTH = 20  # fused candidates re-ordered (calibration: 10 lost recall@5, 30 gained nothing)
 CHUNKS_PER_ENTRY = 3  # an entry scores by its best chunk among its first ones and the one that matched
 CACHE_TEXTS = 512  # word-piece matrices kept (float16, ~130 KB each): follow-ups meet the same entries
@@ -38,9 +40,12 @@ class TokenEncoder(Protocol):
 class LateInteraction:
     """Thread-safe; one per index. `scores` gives each candidate text its MaxSim with the query."""
 
-    def __init__(self, encoder: TokenEncoder, question_encoder: TokenEncoder | None = None) -> None:
+    def __init__(
+        self, encoder: TokenEncoder, question_encoder: TokenEncoder | None = None, kept: PieceSigns | None = None
+    ) -> None:
         self.encoder = encoder  # the candidates' word pieces
         self.question_encoder = question_encoder or encoder  # the question's (fitted for it, `embeddings.py`)
+        self.kept = kept  # the pieces the sync kept (`piece_signs.py`): read back, not encoded; as signs
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -62,7 +67,16 @@ class LateInteraction:
             for text in found:
                 self._cache.move_to_end(text)
         missing = [t for t in dict.fromkeys(texts) if t not in found]
-        computed = {t: m.astype("float16") for t, m in zip(missing, self.encoder.token_vectors(missing), strict=True)}
+        computed: dict[str, Any] = {}
+        if self.kept is not None and missing:
+            computed = self.kept.get(missing)
+            missing = [t for t in missing if t not in computed]
+        encoded = dict(zip(missing, self.encoder.token_vectors(missing), strict=True)) if missing else {}
+        if self.kept is not None:  # a text scores alike whether kept or encoded now: as its signs
+            self.kept.put(encoded.items())
+            computed.update((t, from_signs(*as_signs(m))) for t, m in encoded.items())
+        else:
+            computed.update((t, m.astype("float16")) for t, m in encoded.items())
         with self._lock:
             self._cache.update(computed)
             while len(self._cache) > CACHE_TEXTS:

@@ -69,13 +69,23 @@ class Retriever:
     def reranker(self) -> LateInteraction | None:
         """Late interaction for the hybrid mode, when the encoder has word-piece vectors and it is on."""
         embedder = self.index.embedder
-        wanted = self.mode == "hybrid" and self.rerank in ("learned", "maxsim")
+        wanted = self.mode == "hybrid" and self.reranking in ("learned", "maxsim")
         if not (wanted and LateInteraction.supports(embedder)):
             return None
         # the learned order reads the question's pieces by MiniLM's question side fitted for it; `maxsim` is
         # late interaction untrained
-        fitted = question_pieces_for(embedder) if self.rerank == "learned" else None
-        return LateInteraction(embedder, fitted)  # type: ignore[arg-type]
+        fitted = question_pieces_for(embedder) if self.reranking == "learned" else None
+        return LateInteraction(embedder, fitted, self.index.piece_signs())  # type: ignore[arg-type]
+
+    @cached_property
+    def reranking(self) -> str:
+        """How the best fused candidates are re-ordered here: `ASSISTANT_RERANK`, where `auto` (the default) is
+        the learned order on a knowledge of documents alone, whose sections the fusion tells apart least
+        (right-file recall@1 on six documentation sets 0.768 -> 0.793 on average), and the fused order on
+        the pack, which was fitted without it."""
+        if self.rerank != "auto":
+            return self.rerank
+        return "learned" if set(self.tables.kinds) == {"document"} else "off"
 
     @cached_property
     def tables(self) -> CorpusTables:
@@ -302,7 +312,7 @@ class Retriever:
         if self.mode in ("hybrid", "lexical"):
             lexical = best_per_entry(self.index.lexical(searched, tuning.candidates, kind))
         # a re-ranking always sees the pool the feedback leg widens (the learned order weighs its rank)
-        wants_feedback = self.mode == "hybrid" and (self.dense_feedback or self.rerank != "off")
+        wants_feedback = self.mode == "hybrid" and (self.dense_feedback or self.reranking != "off")
         feedback = self.feedback(searched, dense, kind) if wants_feedback else []
         pages, owner = self.named_pages(query)
         named = [e for e in pages if kind is None or self.index.entries[e].entry.kind == kind]
@@ -423,7 +433,7 @@ class Retriever:
         maxsim = {entry_id: [next(scores) for _ in entry_texts] for entry_id, entry_texts in texts.items()}
         first = [item for item in head if item[0] in kept]
         others = [item for item in head if item[0] not in kept]
-        if self.rerank == "learned":
+        if self.reranking == "learned":
             found = self.candidates(fusion, maxsim, kept)
             position = {entry_id: n for n, entry_id in enumerate(learned_order(found))}
             rest = sorted(others, key=lambda item: position[item[0]])
