@@ -195,9 +195,14 @@ def section_answers(kind: str, entry: Entry, whole: str, asked: set[str], subjec
 
 # a value the question itself states, to be confirmed: "was it $2,900?", "is it --kv-page-size?", "Ada Okonkwo's?"
 STATED_VALUES: dict[str, re.Pattern[str]] = {
-    "price": re.compile(r"[$€£]\s?\d[\d,.]*\s?[kmb]?\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)\b", re.I),
+    **{
+        kind: re.compile(pattern)
+        for kind, pattern in {
+            "price": r"(?i)[$€£]\s?\d[\d,.]*\s?[kmb]?\b|\b\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)\b",
+            "person": r"(?<=[a-z,] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+",
+        }.items()
+    },
     "howto": CONFIGURATION_KEY,
-    "person": re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+"),
     "date": MONTH_AND_YEAR,  # a year alone is in many abstracts
 }
 

@@ -18,7 +18,6 @@ from assistant.knowledge.site_markup import FENCE
 from assistant.text import slugify
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
-UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
 NUMBERED = re.compile(r"^(?:\d+[.)]|[A-Z][.)]|step\s+\d+[:.]?)\s+", re.I)
 MAX_HEADING_CHARS = 80
 GROUP_CHARS = 1500
@@ -97,10 +96,15 @@ def hash_heading(line: str) -> str | None:
     return text or rest[:1]
 
 
+def is_underline(line: str) -> bool:
+    """A setext underline: a run of `=` or of `-` alone on its line."""
+    return set(line.strip()) in ({"="}, {"-"})
+
+
 def heading_of(block: list[str]) -> tuple[str, list[str]] | None:
     """(heading, rest of the block) when the block opens with a heading line, else None."""
     first = block[0].strip()
-    if len(block) >= 2 and UNDERLINE.match(block[1]) and len(first) <= MAX_HEADING_CHARS:
+    if len(block) >= 2 and is_underline(block[1]) and len(first) <= MAX_HEADING_CHARS:
         return first, block[2:]
     hashed = hash_heading(first)
     if hashed is not None:
@@ -123,7 +127,7 @@ def read_text_document(text: str) -> Document:
     if opening:
         title = opening[0]
         blocks = blocks[1:]
-    elif blocks and len(blocks[0][1]) >= 2 and UNDERLINE.match(blocks[0][1][1]) and blocks[0][1][1].strip()[0] == "=":
+    elif blocks and len(blocks[0][1]) >= 2 and is_underline(blocks[0][1][1]) and blocks[0][1][1].strip()[0] == "=":
         title = blocks[0][1][0].strip()
         blocks = [(blocks[0][0] + 2, blocks[0][1][2:]), *blocks[1:]] if blocks[0][1][2:] else blocks[1:]
     headed = [heading_of(lines) for _, lines in blocks]

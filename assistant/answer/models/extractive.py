@@ -181,7 +181,7 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
 SYNONYM_SENTENCE = any_phrase(
     "is a synonym for | is a synonym of | also called | also known as | another name for", re.I
 )
-POINTER = re.compile(rf"^(?:{POINTER_PHRASES})\b", re.I)
+POINTER = any_phrase(POINTER_PHRASES, re.I)  # read at a sentence's start (`match`)
 CONTRIBUTION = re.compile(
     r"\b(?:we (?:propose|present|introduce|design|develop|build|describe|implement)|this (?:paper|work) "
     r"(?:proposes|presents|introduces)|in this (?:paper|work)|we show|our (?:system|approach|method|framework))\b",
@@ -505,7 +505,8 @@ def followed(view: EntryView, views: list[EntryView]) -> EntryView:
     first = view.definition
     if first is None or not view.is_pointer:
         return view
-    return named(views, POINTER.sub("", first.text).strip(" .:")) or view
+    pointer = POINTER.match(first.text)
+    return named(views, first.text[pointer.end() if pointer else 0 :].strip(" .:")) or view
 
 
 def other_names(question: str, views: list[EntryView], score: Scores) -> list[str]:
