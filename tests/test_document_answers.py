@@ -333,6 +333,18 @@ A GPU node has 8 H100 cards and 2 TB of memory.
 """
 
 
+USAGE = """# Usage
+
+## Platform usage
+
+Most training runs of the platform go through Orca, about 3,000 a day.
+
+## Utilisation
+
+GPU nodes run at 72% utilisation on average.
+"""
+
+
 SCHEDULER = """# Orca Scheduler
 
 ## Overview
@@ -347,6 +359,7 @@ def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
     (folder / "orca.md").write_text(ORCA, encoding="utf-8")
     (folder / "sizes.md").write_text(SIZES, encoding="utf-8")
     (folder / "scheduler.md").write_text(SCHEDULER, encoding="utf-8")
+    (folder / "usage.md").write_text(USAGE, encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
     bot.index(progress=False)
     return bot
@@ -358,6 +371,7 @@ def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
         ("What's the default of --sync-workers?", "8"),
         ("How many H100 cards does a GPU node have?", "8 H100"),
         ("Who answers questions about quotas?", "Priya Raman"),
+        ("What percentage utilisation do the GPU nodes run at?", "72%"),
     ],
 )
 def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, question: str, fact: str) -> None:
@@ -375,6 +389,7 @@ def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, 
         ("What's the default number of retries for a failed job in Orca?", "default value"),
         ("Which company originally built Orca Scheduler before it was open-sourced?", "company"),
         ("Which company built Orca Scheduler, and who were the founders?", "person"),
+        ("What percentage of training runs go through Orca?", "count"),  # a number of runs, not a share
     ],
 )
 def test_a_value_the_pages_state_only_about_something_else_is_refused(

@@ -13,7 +13,8 @@ row or paragraph per line, so a sentence of a line is the unit:
   was open-sourced?");
 - a number (a count, an amount, a percentage) on a sentence that names the configuration key the question
   names (`fsdp_min_num_params`, `--num_cpu_threads_per_process`) or follows one that does, or otherwise
-  shares a word of the asking sentence with the sentence or its section's own heading;
+  shares a word of the asking sentence with the sentence or its section's own heading; a percentage asked
+  for is a number with a per cent sign or "percent" after it ("about 3,000 a day" is no share of anything);
 - a default: the section says "default" (in a sentence or a table's header) and such a sentence holds a
   number or a literal (`true`, a code span).
 
@@ -29,7 +30,7 @@ from itertools import pairwise
 
 from assistant.knowledge.stated_values import states_new_value
 from assistant.question.names import ASKED_KEY
-from assistant.text import content_words, split_sentences
+from assistant.text import content_words, split_sentences, words
 
 # a figure on a line: digits (with a unit letter or a per cent sign), or a number written as a word
 FIGURE = re.compile(
@@ -77,17 +78,25 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
         coded = set()
     topic = content_words(asking) - ASKING_FRAME
     heading = content_words(title.rsplit("›", 1)[-1])  # its own heading: a page's title is every section's
+    share = kind == "count" and bool(SHARE_ASKED & set(words(asking)))
     for before, line in pairwise(["", *sentences(text)]):
         near = f"{before}\n{line}".lower()
         if coded and not any(name in near for name in coded):
             continue
         if not coded and not topic & (content_words(line) | heading):
             continue
-        if any(figure(m.group(), kind) and m.group().lower() not in question for m in FIGURE.finditer(line)):
+        found = [m for m in FIGURE.finditer(line) if figure(m.group(), kind) and m.group().lower() not in question]
+        if share:  # "what percentage of ...": a share, not any number
+            found = [m for m in found if m.group().endswith("%") or PERCENT & set(words(line[m.end() :])[:1])]
+        if found:
             return True
         if kind == "default" and LITERAL.search(line):
             return True
     return False
+
+
+SHARE_ASKED = frozenset({"percentage", "percent"})
+PERCENT = frozenset({"percent", "per", "percentage"})  # "12 percent", "12 per cent"
 
 
 def figure(text: str, kind: str) -> bool:
