@@ -177,6 +177,14 @@ def test_a_spelt_out_size_is_the_name_an_abstract_abbreviates() -> None:
     assert unknown_names(Reading("How fast is the 13-billion one?").names, vocabulary) == ("13-billion",)
 
 
+def test_a_measurement_or_a_compound_of_known_words_is_no_unknown_name() -> None:
+    """ "64-GPU" is a value and "CPU-offload" the pages' "CPU offload"; an id with a number ("us-east-1") or a
+    word no page has ("ZenFlux-offload") stays unknown."""
+    vocabulary = frozenset({"cpu", "offload", "us", "east", "1", "zero", "gpu"})
+    asked = "How do I resume a 64-GPU ZeRO run with CPU-offload on 32 GPUs in us-east-1 or with ZenFlux-offload?"
+    assert unknown_names(Reading(asked).names, vocabulary) == ("us-east-1", "ZenFlux-offload")
+
+
 def test_names_that_set_the_scene_need_only_be_in_the_entry_names_asked_about_in_the_sentence() -> None:
     forecast = entry(
         "It is built into the query engine of BigQuery in Google Cloud with a simple SQL interface. "

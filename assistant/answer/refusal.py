@@ -40,7 +40,7 @@ from itertools import pairwise
 
 from assistant.answer import refusal_reader
 from assistant.answer.section_values import section_states
-from assistant.question.names import CONFIGURATION_KEY, MONTH_AND_YEAR
+from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES, documents_kind
@@ -97,6 +97,11 @@ def unknown_names(names: Iterable[str], vocabulary: frozenset[str]) -> tuple[str
         if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary):
             continue
         if any(form in vocabulary for form in name_forms(word)[1:] if " " not in form):
+            continue
+        if MEASUREMENT.match(word) and not is_version(word):  # "64-GPU", "32GB": a value, not a thing's name
+            continue
+        parts = word.split("-")  # "CPU-offload" where the pages write "CPU offload"; not "us-east-1", an id
+        if len(parts) > 1 and all(part.isalpha() and part in vocabulary for part in parts):
             continue
         out.append(name)
     return tuple(out)
