@@ -98,8 +98,8 @@ def unknown_names(names: Iterable[str], vocabulary: frozenset[str]) -> tuple[str
             continue
         if any(form in vocabulary for form in name_forms(word)[1:] if " " not in form):
             continue
-        if MEASUREMENT.match(word) and not is_version(word):  # "64-GPU", "32GB": a value, not a thing's name
-            continue
+        if MEASUREMENT.match(word) and not (is_version(word) or SPELT_SIZE.match(word)):  # "64-GPU", "32GB": a value
+            continue  # (a model named by its size, "the 13-billion one", stays a name)
         parts = word.split("-")  # "CPU-offload" where the pages write "CPU offload"; not "us-east-1", an id
         if len(parts) > 1 and all(part.isalpha() and part in vocabulary for part in parts):
             continue
