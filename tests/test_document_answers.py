@@ -342,6 +342,10 @@ Most training runs of the platform go through Orca, about 3,000 a day.
 ## Utilisation
 
 GPU nodes run at 72% utilisation on average.
+
+## Backends
+
+We recommend the TE backend for FP8 training.
 """
 
 
@@ -372,6 +376,7 @@ def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
         ("How many H100 cards does a GPU node have?", "8 H100"),
         ("Who answers questions about quotas?", "Priya Raman"),
         ("What percentage utilisation do the GPU nodes run at?", "72%"),
+        ("For FP8 training, which backend should I pick?", "TE backend"),  # the pages recommend; abstracts do not
     ],
 )
 def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, question: str, fact: str) -> None:

@@ -291,6 +291,8 @@ def gather(
     refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
     documents = bool(best) and all(entry.kind == "document" for entry in best)
     kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
+    if documents and kind == "opinion":  # a team's pages recommend ("use the TE backend for FP8"); abstracts do not
+        kind = None
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)
