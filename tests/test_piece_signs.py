@@ -115,3 +115,16 @@ def test_the_pack_keeps_its_fused_order_and_no_pieces(seed_assistant: Assistant)
     retriever = seed_assistant.retriever
     assert retriever.reranking == "off" and retriever.reranker is None
     assert not seed_assistant.chain.index.keeps_pieces({"concept", "abstract"})
+
+
+def test_pieces_a_knowledge_no_longer_re_orders_by_are_dropped(tmp_path: Path) -> None:
+    """Documents kept their pieces; with `ASSISTANT_RERANK=off` the next sync keeps none (the file stays, empty)."""
+    folder = tmp_path / "docs"
+    write_documents(folder)
+    settings = Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive")
+    kept = Assistant(settings).chain.index.piece_signs()
+    assert kept is not None and len(kept) > 0
+    off = Assistant(settings.with_(rerank="off"), auto_index=False)
+    off.index(progress=False)
+    left = off.chain.index.piece_signs()
+    assert off.retriever.reranker is None and left is not None and len(left) == 0

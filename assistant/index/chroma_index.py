@@ -60,6 +60,7 @@ from assistant.index.home_files import written_by_assistant
 from assistant.index.lease import Lease
 from assistant.index.lexical_files import open_lexical
 from assistant.index.lock import DEFAULT_WAIT, SyncLock
+from assistant.index.piece_signs import FILE_NAME as PIECES_FILE
 from assistant.index.piece_signs import PieceSigns, as_signs
 from assistant.index.progress import Progress
 from assistant.index.record_file import RecordFile
@@ -401,7 +402,8 @@ class Index(ChromaConnection, SearchPrimitives):
         )
         if sum(len(item.chunks) for item in fresh.values()) < EXACT_LIMIT:
             self._encoded = {}  # kept for the exact copy of a small index (`exact_vectors`)
-        report.embed_seconds = self._embed(todo, existing, report, progress, on_embedded)
+        keep_pieces = self.keeps_pieces(item.entry.kind for item in fresh.values())  # the whole knowledge's kinds
+        report.embed_seconds = self._embed(todo, existing, report, progress, on_embedded, keep_pieces)
         if not same_state:
             manifest = {
                 **self.expected_manifest(),
@@ -460,8 +462,10 @@ class Index(ChromaConnection, SearchPrimitives):
         report: SyncReport,
         progress: bool | None,
         on_embedded: Callable[[int], None] | None,
+        keep_pieces: bool = False,
     ) -> float:
-        """Embed and add chunks in batches; Chroma writes overlap with the next batch's encoding.
+        """Embed and add chunks in batches; Chroma writes overlap with the next batch's encoding. With
+        `keep_pieces`, each chunk's word pieces are kept too (`piece_signs`), from the same encoder pass.
 
         A failed write stops the encoding at the next batch (not after the last one).
         """
@@ -478,7 +482,7 @@ class Index(ChromaConnection, SearchPrimitives):
             if len(batches[-1]) >= EMBED_BATCH:
                 batches.append([])
         batches = [batch for batch in batches if batch]
-        pieces = self.piece_signs() if self.keeps_pieces(item.entry.kind for item in items) else None
+        pieces = self.piece_signs() if keep_pieces else None
         made: list[tuple[str, int, bytes]] = []  # the pieces the encoder threads handed over, as signs
         keep = (lambda text, rows: made.append((text, *as_signs(rows)))) if pieces is not None else None
         vectors = self._vectors([[chunk.text for _, chunk in batch] for batch in batches], keep)
@@ -632,7 +636,12 @@ class Index(ChromaConnection, SearchPrimitives):
         before they were kept lacks (encoded once), and is nothing to do after a sync that changed nothing."""
         chunks = list(self.rows)
         kinds = {stored.entry.kind for stored in self.entries.values()}
-        pieces = self.piece_signs() if chunks and self.keeps_pieces(kinds) else None
+        if not (chunks and self.keeps_pieces(kinds)):  # what a knowledge re-ordered before left: gone
+            pieces = self.piece_signs() if (self.cache_dir / PIECES_FILE).exists() else None
+            if pieces is not None:
+                pieces.keep_only(())
+            return
+        pieces = self.piece_signs()
         if pieces is None:
             return
         texts = [chunk.text for chunk in chunks]
