@@ -9,7 +9,7 @@ Only each component's sign is kept (384 bits, 48 bytes a piece; a chunk of 256 p
 read back as its signs over the square root of 384, a unit vector. MaxSim over signs ordered the
 candidates as well as over the float16 vectors it replaces (right-file recall@1 on three documentation sets,
 slurm / feast / argo: 0.827 / 0.708 / 0.747 from float16, 0.827 / 0.722 / 0.747 from signs), at a 32nd of
-the size: the 1,865 chunks of a 1.2 MB documentation set take about 14 MB.
+the size: the 1,865 chunks of a 1.2 MB documentation set take about 16 MB.
 
 The store is a SQLite file in the home's index cache, keyed by a hash of the encoder's name and the
 chunk's text, so it is shared by generations, never stale (a changed text is another key) and readable
