@@ -346,6 +346,10 @@ GPU nodes run at 72% utilisation on average.
 ## Backends
 
 We recommend the TE backend for FP8 training.
+
+## Accelerators
+
+Some nodes carry Habana Processing Units (HPUs) instead of GPUs.
 """
 
 
@@ -430,3 +434,10 @@ def test_documents_alone_fuse_with_their_own_k(orca_bot: Assistant, seed_assista
     assert tuning.documents_rrf_k != tuning.rrf_k
     assert orca_bot.retriever.fusion.rrf_k == tuning.documents_rrf_k
     assert seed_assistant.retriever.fusion.rrf_k == tuning.rrf_k
+
+
+def test_a_name_asked_in_the_singular_is_known_from_the_pages_plural(orca_bot: Assistant) -> None:
+    """The pages say "HPUs"; "how much memory does an HPU have?" names nothing unknown (the plural forgiven
+    either way, as "H100s" asked of pages saying "H100")."""
+    retriever = orca_bot.retriever
+    assert retriever.knows("HPU") and retriever.knows("HPUs") and not retriever.knows("TPU")

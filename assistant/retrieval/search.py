@@ -241,9 +241,9 @@ class Retriever:
 
     def knows(self, name: str) -> bool:
         """Does some entry mention the thing named (`question.names.named_things`)? A word by the vocabulary,
-        a plural forgiven (H100s), a version of a known name known (TF1, Llama3) and a hyphen optional
-        (NVL-72 is NVL72); a hyphenated compound by its name-like parts (open-ISA, spill-to-RAM); a phrase or
-        a configuration key as written."""
+        a plural forgiven either way (H100s; HPU where the pages say HPUs), a version of a known name known
+        (TF1, Llama3) and a hyphen optional (NVL-72 is NVL72); a hyphenated compound by its name-like parts
+        (open-ISA, spill-to-RAM); a phrase or a configuration key as written."""
         lowered = name.lower()
         if " " in lowered or "_" in lowered or lowered.startswith("--"):
             return self.tables.said_anywhere(lowered)
@@ -254,7 +254,9 @@ class Retriever:
 
     def knows_word(self, word: str) -> bool:
         version = re.fullmatch(r"([a-z]{2,})v?\d{1,2}", word)  # TF1, llama3: a version of a known name
-        forms = (word, word.removesuffix("s"), word.removesuffix("'s"), version.group(1) if version else word)
+        # the word, a plural asked (H100s) or written (HPU where the pages say HPUs), a version of a known name
+        plurals = (word.removesuffix("s"), f"{word}s", word.removesuffix("'s"))
+        forms = (word, *plurals, version.group(1) if version else word)
         return any(form in self.vocabulary for form in forms)
 
     @property
