@@ -128,3 +128,11 @@ def test_pieces_a_knowledge_no_longer_re_orders_by_are_dropped(tmp_path: Path) -
     off.index(progress=False)
     left = off.chain.index.piece_signs()
     assert off.retriever.reranker is None and left is not None and len(left) == 0
+
+
+def test_a_damaged_store_is_started_again_not_left_broken(tmp_path: Path) -> None:
+    (tmp_path / FILE_NAME).write_bytes(b"not a database, a torn write " * 100)
+    store = PieceSigns.open(tmp_path, "local")
+    assert store is not None and len(store) == 0
+    store.put([("a chunk", TextPieces.rows("a chunk"))])
+    assert set(store.get(["a chunk"])) == {"a chunk"}

@@ -72,10 +72,16 @@ class PieceSigns:
 
     @classmethod
     def open(cls, folder: Path, encoder: str) -> PieceSigns | None:
-        """The home's store, or None where it cannot be kept (a read-only home, a damaged file): late
-        interaction then encodes what it needs, as without a store."""
+        """The home's store, or None where it cannot be kept (a read-only home): late interaction then encodes
+        what it needs, as without a store. A damaged file is a cache's: it is started again, empty (the next
+        `assistant index` fills it)."""
         with contextlib.suppress(OSError, sqlite3.Error):
-            return cls(folder, encoder)
+            try:
+                return cls(folder, encoder)
+            except sqlite3.DatabaseError:  # "file is not a database": a torn or foreign file
+                for path in folder.glob(f"{FILE_NAME}*"):
+                    path.unlink()
+                return cls(folder, encoder)
         return None
 
     def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
