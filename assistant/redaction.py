@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import re
 
+from assistant.text import substituted, substitutions
+
 _USERINFO = re.compile(r"//[^/@\s]*@")
-_SECRET_TOKENS = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
+_SECRET_TOKENS = substitutions(
+    (
         (r"\bsk-[A-Za-z0-9_\-]{6,}", "sk-***"),
         (r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]+", r"\1 ***"),
         (r"(?i)\b(api[_-]?key|access[_-]?token|password)=([^&\s\"']+)", r"\1=***"),
@@ -33,9 +34,7 @@ def redact(text: str, *secrets: str | None) -> str:
     for secret in secrets:
         if secret and len(secret) >= 4 and secret != PLACEHOLDER_KEY:
             text = text.replace(secret, "***")
-    for pattern, replacement in _SECRET_TOKENS:
-        text = pattern.sub(replacement, text)
-    return text
+    return substituted(text, _SECRET_TOKENS)
 
 
 class SecretFilter(logging.Filter):

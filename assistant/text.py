@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from assistant.blocks import is_block, units
@@ -28,6 +28,22 @@ def any_phrase(phrases: str, flags: int = 0, ending: str = "") -> re.Pattern[str
     phrase starts and ends with a letter or a digit, where a word boundary can fall."""
     alternatives = "|".join(re.escape(phrase.strip()) for phrase in phrases.split("|"))
     return re.compile(rf"\b(?:{alternatives}){ending}\b", flags)
+
+
+Replacement = str | Callable[[re.Match[str]], str]
+Substitutions = tuple[tuple[re.Pattern[str], Replacement], ...]
+
+
+def substitutions(rows: Iterable[tuple[str, Replacement]], flags: int = 0) -> Substitutions:
+    """A table of (pattern, replacement) rows, each pattern compiled once: what `substituted` applies in order."""
+    return tuple((re.compile(pattern, flags), replacement) for pattern, replacement in rows)
+
+
+def substituted(text: str, table: Substitutions) -> str:
+    """`text` with each row of the table substituted in turn."""
+    for pattern, replacement in table:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 # how a glossary page that is only another name opens ("Synonym for learning rate", "Abbreviation for ...")

@@ -76,7 +76,7 @@ from assistant.knowledge.asked_as import descriptions_of, sources_of, with_descr
 from assistant.knowledge.corpus import load_corpus, under
 from assistant.offline import offline_environment
 from assistant.redaction import strip_userinfo
-from assistant.settings import Settings
+from assistant.settings import Settings, reranking_for
 from assistant.text import LEXICAL_TOKENS, lexical_tokens
 from assistant.types import Chunk, Entry
 
@@ -625,10 +625,9 @@ class Index(ChromaConnection, SearchPrimitives):
         return self._pieces if isinstance(self._pieces, PieceSigns) else None
 
     def keeps_pieces(self, kinds: Iterable[str]) -> bool:
-        """Whether searches of entries of these kinds re-order by late interaction (`ASSISTANT_RERANK`; `auto`
-        does on documents alone, as `Retriever.reranking` decides), so a sync keeps their word pieces."""
-        rerank = self.settings.rerank
-        return rerank in ("learned", "maxsim") or (rerank == "auto" and set(kinds) == {"document"})
+        """Whether searches of entries of these kinds re-order by late interaction (`settings.reranking_for`), so
+        a sync keeps their word pieces."""
+        return reranking_for(self.settings.rerank, kinds) != "off"
 
     def _keep_piece_signs(self) -> None:
         """After a sync: the word pieces of every chunk a search may re-order, kept; those of chunks the index no

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from assistant.text import substituted, substitutions
+
 _SPAN = re.compile(r"\$\$(?P<display>.+?)\$\$|(?<![$\\])\$(?P<inline>\s?[^\s$](?:[^$]*?[^\s$\\])?\s?)\$", re.S)
 _DOLLAR = "\ue000"  # stands in for `\$` while math spans are found
 _TEX_MARKS = frozenset("\\^_{}")
@@ -50,9 +52,8 @@ _SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊
 _TEXT_SYMBOL = re.compile(r"\\([A-Za-z]+)\b")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
 # TeX written in running text, outside math: `10.4\%`, `\emph{until-decode privacy}`, `~\cite{X}`
-_TEXT_TEX = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
+_TEXT_TEX = substitutions(
+    (
         (r"~?\\cite[pt]?(?:\[[^\]]*\])?\{[^{}]*\}", ""),
         (r"\\footnote\{([^{}]*)\}", r" (\1)"),
         (r"\\textcolor\{[^{}]*\}\{([^{}]*)\}", r"\1"),
@@ -179,7 +180,6 @@ def plain_math(text: str) -> str:
         text,
         flags=re.S,
     )
-    for pattern, replacement in _TEXT_TEX:
-        text = pattern.sub(replacement, text)
+    text = substituted(text, _TEXT_TEX)
     text = text.replace(_DOLLAR, "$")
     return _TEXT_SYMBOL.sub(lambda m: _SYMBOLS.get(m.group(1)) or _GREEK.get(m.group(1)) or m.group(), text)

@@ -9,11 +9,10 @@ Patterns are written against the lower-cased question in the asker's own words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from assistant.question import intent_reader
 from assistant.question.encoders import SHIPPED, SentenceEncoders
-from assistant.text import any_phrase, content_words
+from assistant.text import any_phrase, content_words, substituted, substitutions
 
 # what papers describe, not a concept's name ("which paper is that?" asks for a paper)
 SYSTEMS = r"paper|system|tool|framework|librar(?:y|ie)|model|project"
@@ -207,9 +206,8 @@ def asked_parts(asking: str) -> tuple[str, ...]:
 # what people say around a question without changing it, removed in this order: a leading "so" / "ok but",
 # a trailing "anyway" / "really" / "in plain words", and "even" or "exactly" after a starting "what is" (not
 # later: "..., what exactly is being measured?" keeps its cue)
-FILLERS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple(
-    (re.compile(pattern, re.I), replacement)
-    for pattern, replacement in (
+FILLERS = substitutions(
+    (
         (
             r"^\W*(?:(?:so|ok(?:ay)?|but|hmm+|um+|uh+|well|wait|right|sorry|honestly|quick question|dumb question"
             r"|stupid question|noob question)\b[,:;!.]*\s+)+",
@@ -227,7 +225,8 @@ FILLERS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...
             r"|^(what)\s+(?:even|exactly|actually|really|precisely)\s+(?=(?:is|are)\b)",
             lambda m: (m.group(1) or m.group(2)) + (" " if m.group(2) else ""),
         ),
-    )
+    ),
+    re.I,
 )
 # where a definition question's subject ends: "what is a TPU - just Google's GPU?", "what is NCCL, a library?"
 SUBJECT_END = re.compile(r"\s+[-\u2013\u2014]+\s+|\s*[,;:(]\s*")
@@ -237,9 +236,8 @@ def without_fillers(question: str) -> str:
     """The question without the words around it that do not change what it asks: a leading "so" / "ok
     but", "even" or "exactly" after "what is", a trailing "anyway" / "really" ("so what is a learning
     rate anyway?" -> "what is a learning rate?"). Case is kept; a question of fillers only is kept whole."""
-    text = bare = question.strip()
-    for filler, replacement in FILLERS:
-        bare = filler.sub(replacement, bare)
+    text = question.strip()
+    bare = substituted(text, FILLERS)
     return " ".join(bare.split()) if re.search(r"\w", bare) else text
 
 

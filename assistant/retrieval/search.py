@@ -31,6 +31,7 @@ from assistant.retrieval.corpus_tables import POINTS_TO, CorpusTables, normalise
 from assistant.retrieval.dense_feedback import FEEDBACK_CHUNKS, feedback_terms
 from assistant.retrieval.late_interaction import CHUNKS_PER_ENTRY, DEPTH, LateInteraction
 from assistant.retrieval.learned_order import Candidate, learned_order
+from assistant.settings import reranking_for
 from assistant.text import content_words, lexical_tokens, rarity, without_parenthesis, words
 from assistant.types import Chunk, Source
 from assistant.verify.citations import canonical
@@ -79,13 +80,8 @@ class Retriever:
 
     @cached_property
     def reranking(self) -> str:
-        """How the best fused candidates are re-ordered here: `ASSISTANT_RERANK`, where `auto` (the default) is
-        the learned order on a knowledge of documents alone, whose sections the fusion tells apart least (it
-        raised right-file recall@1 on five of six documentation sets and on both held-out ones,
-        docs/evaluation.md), and the fused order on the pack, whose figures were set without it."""
-        if self.rerank != "auto":
-            return self.rerank
-        return "learned" if set(self.tables.kinds) == {"document"} else "off"
+        """How the best fused candidates are re-ordered for this knowledge (`settings.reranking_for`)."""
+        return reranking_for(self.rerank, self.tables.kinds)
 
     @cached_property
     def tables(self) -> CorpusTables:
