@@ -350,6 +350,10 @@ We recommend the TE backend for FP8 training.
 ## Accelerators
 
 Some nodes carry Habana Processing Units (HPUs) instead of GPUs.
+
+## Gateway
+
+The gateway drops requests above 500 per second.
 """
 
 
@@ -399,6 +403,7 @@ def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, 
         ("Which company originally built Orca Scheduler before it was open-sourced?", "company"),
         ("Which company built Orca Scheduler, and who were the founders?", "person"),
         ("What percentage of training runs go through Orca?", "count"),  # a number of runs, not a share
+        ("What percentage of requests does the gateway drop?", "count"),  # a rate "per second", not per cent
     ],
 )
 def test_a_value_the_pages_state_only_about_something_else_is_refused(

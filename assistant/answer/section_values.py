@@ -87,7 +87,7 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
             continue
         found = [m for m in FIGURE.finditer(line) if figure(m.group(), kind) and m.group().lower() not in question]
         if share:  # "what percentage of ...": a share, not any number
-            found = [m for m in found if m.group().endswith("%") or PERCENT & set(words(line[m.end() :])[:1])]
+            found = [m for m in found if m.group().endswith("%") or says_percent(words(line[m.end() :])[:2])]
         if found:
             return True
         if kind == "default" and LITERAL.search(line):
@@ -96,7 +96,11 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
 
 
 SHARE_ASKED = frozenset({"percentage", "percent"})
-PERCENT = frozenset({"percent", "per", "percentage"})  # "12 percent", "12 per cent"
+
+
+def says_percent(after: list[str]) -> bool:
+    """Do the words after a number make it a share: "12 percent", "12 per cent" (not "12 per second")?"""
+    return after[:1] in (["percent"], ["percentage"]) or after == ["per", "cent"]
 
 
 def figure(text: str, kind: str) -> bool:
