@@ -118,6 +118,11 @@ class OfflineAnswerSettings:
         "what a sentence's closeness in meaning to the question (a cosine) adds to its word score, a "
         "share of the question's weighted words",
     )
+    section_meaning: float = knob(
+        0.0,
+        "the same for a sentence of a team's documents: a section's sentences all sit close to a question about "
+        "its topic, so closeness ranks the one stating the fact lower than its words do (docs/evaluation.md)",
+    )
     entry_sentences: int = knob(3, "of the answering entry quoted for a problem, a figure, a caveat or an example")
     section_sentences: int = knob(
         5, "the same for a section of a team's documents, whose facts lie further apart than an abstract's"

@@ -416,6 +416,34 @@ def test_a_value_the_pages_state_only_about_something_else_is_refused(
 
 
 @pytest.mark.parametrize(
+    "question",
+    ["How many watts does a GPU node draw?", "How much money did the move to its own cluster cost?"],
+)
+def test_a_quantity_of_something_no_page_mentions_is_refused(orca_bot: Assistant, question: str) -> None:
+    """The GPU node's section states figures (8 cards, 2 TB), none of them watts: the pages never say it."""
+    answer = orca_bot.ask(question)
+    assert answer.refused, answer.text
+    assert "asked for about watts" in answer.text or "asked for about money" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("asking", "nouns"),
+    [
+        ("How many GitHub stars and active contributors does the project have right now?", ["stars"]),
+        ("How much money did it cost to train the model?", ["money"]),
+        ("Roughly how many watts per node does power saving save?", ["watts"]),
+        ("How much does a support contract cost per year?", []),  # no noun: the kind reader's price
+        ("How many are there?", []),
+        ("Which flag sets the queue of a job?", []),  # pages show a flag without calling it one
+    ],
+)
+def test_the_things_a_question_asks_a_quantity_of(asking: str, nouns: list[str]) -> None:
+    from assistant.answer.section_values import measured
+
+    assert measured(asking) == nouns
+
+
+@pytest.mark.parametrize(
     ("asking", "kind"),
     [
         ("How much RAM does the controller need for 5,000 nodes?", "count"),

@@ -718,3 +718,27 @@ def test_a_subject_heading_two_titles_names_neither() -> None:
     assert named(views, "batch") is None
     found = named(views, "sigmoid")
     assert found is not None and found.entry_id == "glossary:sigmoid-function"
+
+
+class _Closeness:
+    """Closeness in meaning as a table: the sentences that sit close to any question about their topic."""
+
+    def __init__(self, close: dict[str, float]) -> None:
+        self.close = close
+
+    def of(self, texts: list[str]) -> list[float]:
+        return [self.close.get(text, 0.0) for text in texts]
+
+
+@pytest.mark.parametrize(("kind", "expected"), [("document", "fact"), ("concept", "close")])
+def test_a_documents_sentence_is_chosen_by_its_words_an_entrys_with_its_meaning_too(kind: str, expected: str) -> None:
+    """A section's sentences all sit close to a question about its topic; closeness in meaning ranked the one
+    stating the fact lower than its words do on six documentation sets (docs/evaluation.md), so a section's
+    sentence is chosen by its words. A concept page's or an abstract's still weighs its meaning."""
+    from assistant.answer.models.extractive import Candidate, best_sentence
+
+    close = Candidate("doc:a.md#s", 0, 0, kind, "Backfill lets small jobs start early.")
+    fact = Candidate("doc:a.md#s", 0, 1, kind, "bf_interval: seconds between backfill runs, default 30.")
+    views = entry_views([close, fact], OfflineAnswerSettings(), _Closeness({close.text: 0.9}))  # type: ignore[arg-type]
+    chosen = best_sentence(views[0], {id(close): 0.3, id(fact): 0.5})
+    assert chosen is (fact if expected == "fact" else close)

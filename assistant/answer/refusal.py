@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from assistant.answer import refusal_reader
-from assistant.answer.section_values import section_states
+from assistant.answer.section_values import measured, section_states
 from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
@@ -302,15 +302,21 @@ def gather(
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     names_unknown = unknown_names(reading.names, vocabulary)
+    unmeasured = tuple(noun for noun in measured(reading.asking) if not known(noun.lower())) if documents else ()
+    if unmeasured:  # "how many watts ...?" of pages that never say watt: no section states it (`section_values`)
+        kind, names_unknown = kind or "count", (*names_unknown, *unmeasured)
     evidence = Evidence(
         confidence=confidence,
         unknown_share=unknown,
         kind=kind,
-        kind_supported=kind is None
-        or (documents and kind == "howto" and not names_unknown)
-        or kind_supported(kind, reading, best)
-        or states_value(kind, reading, best)
-        or (documents and every_part_answered(reading, best)),
+        kind_supported=not unmeasured
+        and (
+            kind is None
+            or (documents and kind == "howto" and not names_unknown)
+            or kind_supported(kind, reading, best)
+            or states_value(kind, reading, best)
+            or (documents and every_part_answered(reading, best))
+        ),
         unknown_names=names_unknown,
         ungrounded=missing,
         asked_besides=besides,

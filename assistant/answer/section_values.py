@@ -20,6 +20,11 @@ row or paragraph per line, so a sentence of a line is the unit:
 
 A value the question names itself is no answer ("Which company built Feast?" is not answered by a section
 naming Feast).
+
+A quantity of something the documents never mention is stated by none of them: "how many watts does power
+saving save?" of pages that never say "watt", "how many GitHub stars ...?" of pages without "star"
+(`measured`: the noun "how many" or "how much" qualifies, read by spaCy's parser). "Which flag ...?" is
+not read so: pages show a flag (`--gpus`) without calling it one.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import re
 from collections.abc import Iterable
 from itertools import pairwise
 
-from assistant.knowledge.stated_values import states_new_value
+from assistant.knowledge.stated_values import pipeline, states_new_value
 from assistant.question.names import ASKED_KEY
 from assistant.text import content_words, split_sentences, words
 
@@ -113,3 +118,26 @@ def sentences(text: str) -> list[str]:
     """The section's sentences, list items and table rows: its lines (chunks keep one of those a line,
     or a paragraph), each split into sentences."""
     return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
+
+
+def measured(asking: str) -> list[str]:
+    """The nouns the asking sentences ask a quantity of, as written: "how many GitHub stars and active
+    contributors ...?" -> stars; "how much money did it cost ...?" -> money; "how much does it cost?" and
+    "how many are there?" -> none (no noun follows)."""
+    tokens = words(asking)
+    if not any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)):
+        return []  # the parse is read only when a quantity is asked
+    parsed = pipeline()(asking)
+    return [
+        token.head.text
+        for token in parsed[1:]
+        if token.lower_ in ("many", "much")
+        and parsed[token.i - 1].lower_ == "how"
+        and token.head.pos_ in ("NOUN", "PROPN")
+        and token.head.i > token.i
+        # the noun phrase right after: "how much does a contract cost" parses "cost" as a noun too
+        and all(between.pos_ in NOUN_PHRASE for between in parsed[token.i + 1 : token.head.i])
+    ]
+
+
+NOUN_PHRASE = frozenset({"ADJ", "NOUN", "PROPN", "NUM", "PUNCT"})  # "GitHub stars", "active pip downloads"

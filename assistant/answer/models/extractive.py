@@ -229,8 +229,10 @@ class EntryView:
         return self._meaning.get(id(sentence), 0.0)
 
     def fit(self, sentence: Candidate, score: Scores) -> float:
-        """How well a scored sentence fits the question: its word score plus its meaning (`tuning.meaning`)."""
-        return score[id(sentence)] + self.tuning.meaning * self.meaning(sentence)
+        """How well a scored sentence fits the question: its word score plus its meaning (`tuning.meaning`; for
+        a section of a team's documents `tuning.section_meaning`, by default none: not encoded at all)."""
+        weight = self.tuning.section_meaning if self.kind == "document" else self.tuning.meaning
+        return score[id(sentence)] + (weight * self.meaning(sentence) if weight else 0.0)
 
     @property
     def definition(self) -> Candidate | None:
