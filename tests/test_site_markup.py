@@ -72,6 +72,20 @@ def test_lines_and_fenced_code_are_kept() -> None:
     assert without_site_markup("{" * 10_000 + "%") == "{" * 10_000 + "%"  # unclosed braces: read once, kept
 
 
+def test_template_syntax_in_inline_code_is_what_the_page_shows() -> None:
+    """Argo writes its expression syntax in code spans: taken out, the sentence lost its answer, and the empty
+    span's backticks swallowed the rest of the line with its link syntax."""
+    line = (
+        "The result is accessible as `{{ tasks.log-int.outputs.result }}`. If using [steps](steps.md), "
+        "substitute `tasks` for `steps`: `{{ steps.log-int.outputs.result }}`. Deployments on {{ site.cloud }} "
+        "use ``{% if %}`` blocks."
+    )
+    text = read_markdown(f"# Outputs\n\n{line}\n").sections[-1].text
+    assert "accessible as {{ tasks.log-int.outputs.result }}. If using steps, substitute" in text, text
+    assert "{{ steps.log-int.outputs.result }}" in text and "{% if %}" in text
+    assert "](" not in text and "site.cloud" not in text  # a link reads as its words; a tag outside code goes
+
+
 def test_answers_quote_no_markup(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -15,6 +15,7 @@ file has, and fenced code is left as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # one pattern for every inline form; each part is bounded, so a line of unclosed braces is read once
 TAG = re.compile(
@@ -63,6 +64,21 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
         if admonition:
             out.append(admonition.group("indent") + admonition_title(admonition.group("rest")))
             continue
-        line = TAG.sub("", line)
+        line = outside_code_spans(line, lambda words: TAG.sub("", words))
         out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
+
+
+# an inline code span: a run of backticks, then anything up to a run of the same length
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
+
+
+def outside_code_spans(line: str, change: Callable[[str], str]) -> str:
+    """The line with `change` applied to its words outside inline code spans: a span shows syntax as written
+    (Argo's `{{ tasks.log-int.outputs.result }}`, a Jinja `{% if %}` in a how-to), which is what an answer
+    quotes; taken out, it also left an empty span whose backticks swallowed the rest of the line."""
+    out, start = [], 0
+    for span in CODE_SPAN.finditer(line):
+        out += [change(line[start : span.start()]), span.group()]
+        start = span.end()
+    return "".join([*out, change(line[start:])])
