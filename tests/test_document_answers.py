@@ -8,6 +8,8 @@ nothing in the knowledge names what they ask about; answers never speak of conce
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pdf_fixture import write_pdf
 
@@ -474,3 +476,29 @@ def test_a_name_asked_in_the_singular_is_known_from_the_pages_plural(orca_bot: A
     either way, as "H100s" asked of pages saying "H100")."""
     retriever = orca_bot.retriever
     assert retriever.knows("HPU") and retriever.knows("HPUs") and not retriever.knows("TPU")
+
+
+POSTMORTEM = """Postmortem INC-2291: Kueue webhook certificate expired
+
+ACTION ITEMS
+AI-1  Move the webhook certificate to cert-manager (90-day certificates renewed 30 days before expiry).
+      Owner: Tomasz Wojcik. Due 2025-06-13. DONE 2025-06-12.
+AI-2  Alert on every TLS secret in the cluster that expires in less than 21 days (alert CertificateExpiringSoon).
+      Owner: Aisha Bello. Due 2025-06-27.
+AI-3  Add "webhook / certificate errors" to the training job runbook.
+      Owner: Jonas Eriksen. Due 2025-06-20. DONE.
+"""
+
+
+def test_a_list_items_owner_on_the_line_after_it_answers_who(tmp_path: Path) -> None:
+    """Notes give an item's owner and date on the lines after it, sharing no word with the question: the one
+    after the answering item is quoted with it, not another item's."""
+    folder = tmp_path / "wiki"
+    folder.mkdir()
+    (folder / "postmortem.txt").write_text(POSTMORTEM, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    answer = bot.ask("Who took the action item to add alerting for certificates that are about to expire?")
+    assert not answer.refused, answer.text
+    first, second = answer.text.splitlines()[:2]
+    assert "Alert on every TLS secret" in first and "Aisha Bello" in second, answer.text

@@ -18,10 +18,19 @@ from assistant.answer.context import Block, Packed
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
 from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells, units
+from assistant.knowledge.stated_values import states_new_value
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
-from assistant.text import POINTER_PHRASES, any_phrase, content_words, rarity, split_sentences, without_parenthesis
+from assistant.text import (
+    POINTER_PHRASES,
+    any_phrase,
+    content_words,
+    rarity,
+    split_sentences,
+    without_parenthesis,
+)
+from assistant.text import words as text_words
 from assistant.tuning import OfflineAnswerSettings
 
 INTENTS = (
@@ -294,7 +303,44 @@ def extract_answer(
     elif layout.files:  # on documents, a block the lead introduces or that names what is asked shows it
         lines = with_code_block(lines, views, reading.own_words, candidates, layout, shares=1)
     lines = sentence_first(with_what_follows(lines, candidates))
+    if layout.files:
+        lines = with_value_that_follows(lines, reading, candidates)
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
+
+
+# what a "who" or "when" question on documents asks for, by its question word (`stated_values` kinds)
+ASKED_ENTITIES: dict[str, tuple[str, ...]] = {
+    "who": ("person", "company"),
+    "whom": ("person", "company"),
+    "whose": ("person", "company"),
+    "when": ("date",),
+}
+ITEM_LINES = 2  # sentences after the lead within which its owner or date stands
+
+
+def with_value_that_follows(lines: list[str], reading: Reading, candidates: list[Candidate]) -> list[str]:
+    """A who or when question's answer on documents, with the person or date that follows the lead: notes give a
+    list item's owner and date on the lines after it ("AI-2 Alert on every TLS secret that expires in less than
+    21 days ... / Owner: Aisha Bello. Due 2025-06-27."), sharing no word with the question, so no score
+    quotes them (or quotes another item's). When the lead states no value of the kind asked, the first of the
+    ITEM_LINES sentences after it (in its chunk) that does is quoted right after it."""
+    asked = {word for word in text_words(reading.asking) if word in ASKED_ENTITIES}
+    kinds = {kind for word in asked for kind in ASKED_ENTITIES[word]}
+    if not kinds or not lines:
+        return lines
+    lowered = reading.lowered
+    if any(states_new_value(kind, lines[0], lowered) for kind in kinds):
+        return lines
+    for n, lead in enumerate(candidates):
+        if lead.kind != "document" or not lines[0].endswith(cite(lead.text, lead.entry_id)):
+            continue
+        following = [
+            c for c in candidates[n + 1 : n + 1 + ITEM_LINES] if c.entry_id == lead.entry_id and c.rank == lead.rank
+        ]
+        stating = next((c for c in following if any(states_new_value(k, c.text, lowered) for k in kinds)), None)
+        if stating is not None:
+            return after_lead(lines, cite(stating.text, stating.entry_id))
+    return lines
 
 
 INTRODUCED = 3  # sentences (list items) quoted after a document's sentence that ends with a colon
