@@ -502,3 +502,39 @@ def test_a_list_items_owner_on_the_line_after_it_answers_who(tmp_path: Path) -> 
     assert not answer.refused, answer.text
     first, second = answer.text.splitlines()[:2]
     assert "Alert on every TLS secret" in first and "Aisha Bello" in second, answer.text
+
+
+HOLDS = """# Managing jobs
+
+## Holding a job
+
+The example below places a job into hold state for 30 days and later permits it to start now.
+
+```
+$ scontrol update JobId=1234 StartTime=now+30days
+$ scontrol update JobId=1234 StartTime=now
+```
+
+A submitted job script is given an id:
+
+```
+$ sbatch ./job.sh
+Submitted batch job 10
+```
+"""
+
+
+def test_the_block_a_lead_ending_in_a_full_stop_introduces_is_quoted(tmp_path: Path) -> None:
+    """"The example below places a job into hold state ... ." introduces the block after it, whichever block of
+    the section shares more words with the question (the lead was matched to its line with its full stop, which
+    the citation moves behind the marker, so only a lead ending in a colon found its block)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "jobs.md").write_text(HOLDS, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    answer = bot.ask("How do I place a job into hold state and later let it start?")
+    assert not answer.refused, answer.text
+    lead, fence, command, *_ = answer.text.splitlines()
+    assert "example below places a job into hold state" in lead and fence == "```", answer.text
+    assert command == "$ scontrol update JobId=1234 StartTime=now+30days", answer.text

@@ -429,7 +429,7 @@ def with_code_block(
     best = fitting if len(asked & content_words(block_words(fitting.text))) >= shares else None
     # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
     for n, lead in enumerate(candidates):
-        if lead.entry_id == lead_id and lead.text in lines[0]:
+        if lead.entry_id == lead_id and lines[0].endswith(cite(lead.text, lead_id)):
             following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == lead.rank]
             introduced = next((c for c in following if c.entry_id == lead_id and is_code(c.text)), None)
             if introduced is not None:
