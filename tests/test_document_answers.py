@@ -525,7 +525,7 @@ Submitted batch job 10
 
 
 def test_the_block_a_lead_ending_in_a_full_stop_introduces_is_quoted(tmp_path: Path) -> None:
-    """"The example below places a job into hold state ... ." introduces the block after it, whichever block of
+    """ "The example below places a job into hold state ... ." introduces the block after it, whichever block of
     the section shares more words with the question (the lead was matched to its line with its full stop, which
     the citation moves behind the marker, so only a lead ending in a colon found its block)."""
     folder = tmp_path / "docs"
