@@ -429,6 +429,38 @@ def test_a_quantity_of_something_no_page_mentions_is_refused(orca_bot: Assistant
 
 
 @pytest.mark.parametrize(
+    ("asking", "things"),
+    [
+        ("when is h100 batch 3 arriving", [("batch", "3")]),
+        ("What uptime do we promise for tier-1 model endpoints?", [("tier", "1")]),
+        ("who owns step 4 of the escalation?", [("step", "4")]),
+        ("Who owns the GPU quota this quarter?", []),
+        ("who is on call in the week of 2025-07-21?", []),
+    ],
+)
+def test_the_things_a_question_names_by_a_number(asking: str, things: list[tuple[str, str]]) -> None:
+    from assistant.answer.section_values import numbered_things
+
+    assert numbered_things(asking) == things
+
+
+def test_a_date_of_another_numbered_thing_does_not_answer(tmp_path: Path) -> None:
+    """ "When is batch 3 arriving?" of notes that date batches 1 and 2 is refused; batch 2's date is answered."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "plan.md").write_text(
+        "# H100 plan\n\n## Deliveries\n\nBatch 1 of the H100 nodes arrives on 2025-07-21.\n"
+        "Batch 2 of the H100 nodes arrives on 2025-09-22.\n",
+        encoding="utf-8",
+    )
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    assert bot.ask("when is h100 batch 3 arriving?").refused
+    answer = bot.ask("when is h100 batch 2 arriving?")
+    assert not answer.refused and "2025-09-22" in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
     ("asking", "nouns"),
     [
         ("How many GitHub stars and active contributors does the project have right now?", ["stars"]),

@@ -54,22 +54,45 @@ def section_states(kind: str, title: str, text: str, asking: str, names: Iterabl
     """Does the section (`title`, its heading path; `text`) state a value of `kind` about what the asking
     sentence (`asking`) asks? `names` are the names the question uses; `question` is lower-cased."""
     if kind in ENTITY_KINDS:
-        return entity_on_topic(kind, text, asking, names, question)
+        return entity_on_topic(kind, title, text, asking, names, question)
     if kind in ("count", "default"):
         return figure_on_topic(kind, title, text, asking, question)
     return states_new_value(kind, text, question)
 
 
-def entity_on_topic(kind: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
-    """A person, company or date on a sentence sharing words of the asking sentence besides its names."""
+def entity_on_topic(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:
+    """A person, company or date on a sentence sharing words of the asking sentence besides its names, and
+    naming the numbered things it asks about ("when is batch 3 arriving?" is not answered by batch 2's date),
+    there or in the section's heading."""
     topic = content_words(asking) - ASKING_FRAME - content_words(" ".join(names))
+    numbered = [re.compile(rf"\b{re.escape(thing)}[\s-]?{number}\b", re.I) for thing, number in numbered_things(asking)]
     if not topic:  # the sentence asks only about a name ("who is Ada Okonkwo?"): the section is about it
         return states_new_value(kind, text, question)
     shared = 2 if len(topic) >= LONG_TOPIC else 1  # "originally built ... before it was open-sourced": not "built"
     return any(
-        len(topic & content_words(line)) >= shared and states_new_value(kind, line, question)
+        len(topic & content_words(line)) >= shared
+        and all(item.search(line) or item.search(title) for item in numbered)
+        and states_new_value(kind, line, question)
         for line in sentences(text)
     )
+
+
+def numbered_things(asking: str) -> list[tuple[str, str]]:
+    """The things the asking sentences name by a number, as (noun, number): "batch 3", "tier-1", "step 4",
+    read by spaCy's tagger (a noun, then a number of at most three digits)."""
+    if not any(character.isdigit() for character in asking):
+        return []
+    parsed = pipeline()(asking)
+    found = [
+        (noun.lower_, number.text)
+        for noun, number in pairwise(parsed)
+        if noun.pos_ in ("NOUN", "PROPN") and noun.is_alpha and number.text.isdigit() and len(number.text) <= 3
+    ]
+    joined = (NUMBERED_TOKEN.fullmatch(token.lower_) for token in parsed if token.pos_ in ("NOUN", "PROPN"))
+    return found + [(match.group(1), match.group(2)) for match in joined if match]
+
+
+NUMBERED_TOKEN = re.compile(r"([a-z]+)-(\d{1,3})")  # "tier-1", one token
 
 
 def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str) -> bool:

@@ -9,6 +9,7 @@ construction a sentence of the cited entry, so every citation verifies.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -167,13 +168,13 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
         for word in words & asked:
             frequency[word] = frequency.get(word, 0) + 1
     weight = {w: rarity(total, frequency.get(w, 0)) for w in asked}
-    norm = sum(weight.values()) or 1.0
+    norm = math.fsum(weight.values()) or 1.0  # fsum: a set's order changes with the process, the sum may not
     lowered = own_words(question).lower()
     scored = []
     for candidate, own, lead_in, title in zip(candidates, documents, lead_ins, titles, strict=True):
         words = own | lead_in
         coverage = (
-            sum(weight[w] for w in asked & words) + 0.5 * sum(weight[w] for w in (asked & title) - words)
+            math.fsum(weight[w] for w in asked & words) + 0.5 * math.fsum(weight[w] for w in (asked & title) - words)
         ) / norm
         if coverage == 0:
             continue
