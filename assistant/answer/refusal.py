@@ -43,7 +43,7 @@ from assistant.answer.section_values import measured, section_states
 from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
-from assistant.question.value_kinds import KIND_NAMES, documents_kind
+from assistant.question.value_kinds import KIND_NAMES, asks_how, documents_kind
 from assistant.text import any_phrase, content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
@@ -160,7 +160,8 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     subject = subject_words(reading)
     names = name_keys(reading.names)
     asking = reading.asking.lower()
-    asked = {name for name in names if name in asking}
+    # a measurement the asker writes ("a 2000-node cluster") is no name the value's section must repeat
+    asked = {name for name in names if name in asking and not MEASUREMENT.match(name)}
     counted = COUNTED.search(reading.lowered)
     for entry in entries:
         whole = f"{entry.title}. {entry.text}"
@@ -293,15 +294,21 @@ def gather(
     kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
     if documents and kind == "opinion":  # a team's pages recommend ("use the TE backend for FP8"); abstracts do not
         kind = None
+    if documents and kind in ("person", "company", "date") and asks_how(reading.asking):
+        kind = None  # "how does it know which person a pod belongs to?" asks how, not who
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)
+    if documents:  # "ResourceQuota" of pages that write "resource quota"
+        missing = tuple(name for name in missing if not written_apart(name, best))
     if documents and not missing:
         missing = unknown_compounds(reading, known)
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     names_unknown = unknown_names(reading.names, vocabulary)
+    if documents:
+        names_unknown = tuple(name for name in names_unknown if not written_apart(name, best))
     unmeasured = tuple(noun for noun in measured(reading.asking) if not known(noun.lower())) if documents else ()
     if unmeasured:  # "how many watts ...?" of pages that never say watt: no section states it (`section_values`)
         kind, names_unknown = kind or "count", (*names_unknown, *unmeasured)
@@ -361,6 +368,20 @@ def unknown_compounds(reading: Reading, knows: Callable[[str], bool]) -> tuple[s
         if f"{first} {second}" in reading.asking and not (first[:1].isdigit() or second[:1].isdigit())
     ]
     return tuple(c for c in compounds if not knows(c))
+
+
+def written_apart(name: str, best: list[Entry]) -> bool:
+    """Is a name written as one word of capitalised parts ("ResourceQuota", "LocalQueue") in the best sections
+    as those words apart ("resource quota", "Local Queue", "local-queue")? Then the pages name it; a name of
+    parts they only have elsewhere ("TensorFlow" of pages that say "tensor" and "flow") is still unknown."""
+    parts = CAMEL_PARTS.findall(name)
+    if len(parts) < 2 or "".join(parts) != name:
+        return False
+    apart = re.compile(r"\b" + r"[ -]".join(re.escape(part) for part in parts) + r"\b", re.I)
+    return any(apart.search(f"{entry.title}\n{entry.text}") for entry in best)
+
+
+CAMEL_PARTS = re.compile(r"[A-Z][a-z]{2,}")  # the capitalised words of a CamelCase name
 
 
 def spelled_out(name: str, reading: Reading) -> bool:

@@ -16,7 +16,8 @@ row or paragraph per line, so a sentence of a line is the unit:
   shares a word of the asking sentence with the sentence or its section's own heading; a percentage asked
   for is a number with a per cent sign or "percent" after it ("about 3,000 a day" is no share of anything);
 - a default: the section says "default" (in a sentence or a table's header) and such a sentence holds a
-  number or a literal (`true`, a code span).
+  number or a literal (`true`, a code span); a line labelled "Default value: 30s" is the section's own
+  default, whatever words it shares (a property's section: "preemption.delay").
 
 A value the question names itself is no answer ("Which company built Feast?" is not answered by a section
 naming Feast).
@@ -111,7 +112,8 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
         near = f"{before}\n{line}".lower()
         if coded and not any(name in near for name in coded):
             continue
-        if not coded and not topic & (content_words(line) | heading):
+        labelled = kind == "default" and bool(DEFAULT_LABEL.match(line))  # the section's own: "Default value: 30s"
+        if not coded and not labelled and not topic & (content_words(line) | heading):
             continue
         found = [m for m in FIGURE.finditer(line) if figure(m.group(), kind) and m.group().lower() not in question]
         if share:  # "what percentage of ...": a share, not any number
@@ -124,6 +126,8 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
 
 
 SHARE_ASKED = frozenset({"percentage", "percent"})
+# a line that is a section's default, labelled: "Default value: 30s", "Default: true" (a property's own section)
+DEFAULT_LABEL = re.compile(r"\W*default(?: value)?\s*[:=]", re.I)
 
 
 def says_percent(after: list[str]) -> bool:

@@ -172,6 +172,19 @@ def documents_kind(asking: str) -> str | None:
     return None
 
 
+QUESTION_WORDS = frozenset({"how", "what", "which", "who", "whom", "whose", "when", "where", "why"})
+AUXILIARIES = frozenset({"do", "does", "did", "can", "could", "should", "would", "will", "is", "are", "to"})
+
+
+def asks_how(asking: str) -> bool:
+    """Do the asking sentences ask how something works or is done: is their first question word "how" before
+    a verb ("so how does YuniKorn know which person a pod belongs to?")? Such a question names a person, a
+    company or a date only in what it asks about; "how many", "how long" ask for a figure."""
+    tokens = words(asking.lower())
+    first = next((n for n, token in enumerate(tokens) if token in QUESTION_WORDS), None)
+    return first is not None and tokens[first] == "how" and tokens[first + 1 : first + 2] in ([a] for a in AUXILIARIES)
+
+
 def pattern_kind(question: str) -> str | None:
     """The first kind whose pattern the lower-cased question matches."""
     lowered = FIGURATIVE_PRICE.sub(" ", question.lower())

@@ -1,0 +1,87 @@
+"""What a question on a team's documents names and asks, read so that a section stating the answer answers it.
+
+Each case is a question a new documentation set's first run refused although its page answers it: a
+measurement the asker writes, a type name the pages write as words, "how" asked around a person, a
+property's labelled default. The pages are written here and indexed for real; the offline model answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant import Assistant, Settings
+
+SCHEDULER = """# Scheduler guide
+
+## Throughput
+
+In this experiment we set up a simulated 2000/4000 nodes cluster with Kubemark.
+The scheduler placed 204 pods per second, the default scheduler 49.
+
+## Namespace quota
+
+The resource quota of a namespace is set with the quota annotation on the namespace.
+
+## User resolution
+
+The admission controller adds the user.info annotation to every pod, naming the user who submitted it.
+
+## preemption.delay
+
+Supported values: any positive duration string.
+
+Default value: 30s
+
+A queue with pending requests can only trigger preemption after it has waited this long.
+"""
+
+
+@pytest.fixture(scope="module")
+def scheduler_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    folder = tmp_path_factory.mktemp("scheduler")
+    (folder / "guide.md").write_text(SCHEDULER, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    return bot
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        # the asker's measurement need not be repeated by the line with the figure ("2000/4000 nodes")
+        ("On a 2000-node simulated cluster, how many pods per second did the scheduler place?", "204"),
+        # the pages write the type's name as words
+        ("How do I give a namespace a quota without a ResourceQuota?", "quota annotation"),
+        # "how does it know which person ..." asks how, not who
+        ("Pods have no user object, so how does the scheduler know which person a pod belongs to?", "user.info"),
+        # a property's own section labels its default; the line shares no word with the question
+        ("What's the default wait before a queue with pending requests may preempt?", "30s"),
+    ],
+)
+def test_a_section_that_states_the_answer_answers(scheduler_bot: Assistant, question: str, fact: str) -> None:
+    answer = scheduler_bot.ask(question)
+    assert not answer.refused, answer.text
+    assert fact in answer.text, answer.text
+
+
+def test_a_type_name_the_pages_never_write_is_still_unknown(scheduler_bot: Assistant) -> None:
+    """ "TensorFlow" of pages without the words "tensor flow" together is a name no section mentions."""
+    assert scheduler_bot.ask("How do I give a TensorFlow job a namespace quota?").refused
+
+
+@pytest.mark.parametrize(
+    ("asking", "how"),
+    [
+        ("Kubernetes has no user object, so how does YuniKorn know which person a pod belongs to?", True),
+        ("How do I find who owns the queue?", True),
+        ("How many pods per second?", False),
+        ("Who owns the quota, and how do I ask for more?", False),  # the first question word asks who
+        ("How long until the node is back?", False),
+    ],
+)
+def test_a_question_that_asks_how(asking: str, how: bool) -> None:
+    from assistant.question.value_kinds import asks_how
+
+    assert asks_how(asking) is how
