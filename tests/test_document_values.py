@@ -7,8 +7,6 @@ property's labelled default. The pages are written here and indexed for real; th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from assistant import Assistant, Settings
