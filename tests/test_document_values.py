@@ -7,6 +7,8 @@ property's labelled default. The pages are written here and indexed for real; th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from assistant import Assistant, Settings
@@ -83,3 +85,31 @@ def test_a_question_that_asks_how(asking: str, how: bool) -> None:
     from assistant.question.value_kinds import asks_how
 
     assert asks_how(asking) is how
+
+
+VERSIONS = """# Version compatibility
+
+## Kubernetes versions
+
+Each release of the scheduler supports the Kubernetes versions below.
+
+| K8s Version | Supported from version | Support ended |
+|---|---|---|
+| 1.29.x | 1.4.0 | 1.7.0 |
+| 1.30.x | 1.5.0 | - |
+| 1.31.x | 1.6.0 | - |
+| 1.32.x | 1.7.0 | - |
+| 1.33.x | 1.8.0 | - |
+"""
+
+
+def test_a_number_the_question_names_finds_the_row_that_writes_it(tmp_path: Path) -> None:
+    """ "Kubernetes 1.33" is a key of the table: the row that writes "1.33.x" answers, not the first rows."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "versions.md").write_text(VERSIONS, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    answer = bot.ask("From which scheduler version on is Kubernetes 1.33 supported?")
+    assert not answer.refused, answer.text
+    assert "1.8.0" in answer.text, answer.text

@@ -160,6 +160,9 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
     saying it in the literature's words counts."""
     asked = content_words(with_literature_terms(question))
     documents = [content_words(own_text(c.text)) for c in candidates]
+    if candidates and all(c.kind == "document" for c in candidates):  # "Kubernetes 1.33" finds the "1.33.x" row
+        asked |= numbers_in(question)
+        documents = [words | numbers_in(own_text(c.text)) for words, c in zip(documents, candidates, strict=True)]
     lead_ins = [content_words(c.lead_in) for c in candidates]  # said with the sentence (`layout_of`)
     titles = [content_words(c.title) for c in candidates]  # a sentence is also about its entry's title
     total = len(candidates) or 1
@@ -186,6 +189,17 @@ def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[f
             score += 0.5
         scored.append((score, candidate))
     return sorted(scored, key=lambda item: (-item[0], item[1].rank, item[1].position))
+
+
+# a number as a key: a version or a size the question names, however a page writes it around ("1.33.x",
+# "2000(nodes)", "v1.8.0"); a lone digit is too common to tell lines apart
+NUMBER_KEY = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+|\d{2,})(?=[^\w.]|\.(?!\d)|\.x\b|$)", re.I)
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers of two digits or more, and the dotted versions, a text names, as `#1.33`, `#2000` (apart
+    from its words, so "1.33" meets "1.33.x" and "2000-node" meets "2000(nodes)")."""
+    return {f"#{match.group(1)}" for match in NUMBER_KEY.finditer(text)}
 
 
 SYNONYM_SENTENCE = any_phrase(
