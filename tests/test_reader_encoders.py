@@ -20,6 +20,7 @@ from assistant.index.chroma_index import Index
 from assistant.question import intent_reader, value_kinds
 from assistant.question.encoders import SHIPPED
 from assistant.question.reading import Reading
+from tests.conftest import write_glossary
 from tests.fakes import FakeEmbeddings
 
 RUNBOOK = """# GPU quota
@@ -55,7 +56,21 @@ def test_injected_encoders_reach_every_reader(tmp_path: Path, monkeypatch: pytes
 
     assert "Marcus Lindqvist" in answer.text and not answer.refused
     assert readers.embedded >= 1  # the learned readers encoded the asking sentence with the injected encoder
-    assert closeness.embedded >= 1  # the offline model weighed its sentences with the injected one
+    assert closeness.embedded == 0  # a section's sentences are chosen by their words (`section_meaning`)
+
+
+def test_injected_closeness_weighs_a_concept_pages_sentences(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    knowledge = write_glossary(tmp_path / "glossary", {"overfitting", "learning rate", "batch size"})
+    settings = Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive")
+    index_embedder, readers, closeness = FakeEmbeddings(), FakeEmbeddings(dims=32), FakeEmbeddings(dims=16)
+    Index(settings, index_embedder).sync(progress=False)
+    refuse_shipped_encoders(monkeypatch)
+
+    bot = Assistant(settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False)
+    answer = bot.ask("Why does my model do great on training data but badly on new data?")
+
+    assert not answer.refused, answer.text
+    assert closeness.embedded >= 1  # the offline model weighed a concept page's sentences with the injected one
 
 
 def test_readers_abstain_on_vectors_of_another_width() -> None:
