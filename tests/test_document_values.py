@@ -113,3 +113,8 @@ def test_a_number_the_question_names_finds_the_row_that_writes_it(tmp_path: Path
     answer = bot.ask("From which scheduler version on is Kubernetes 1.33 supported?")
     assert not answer.refused, answer.text
     assert "1.8.0" in answer.text, answer.text
+
+
+def test_a_labelled_default_leads_the_answer_for_a_default(scheduler_bot: Assistant) -> None:
+    answer = scheduler_bot.ask("What's the default wait before a queue with pending requests may preempt?")
+    assert answer.text.splitlines()[0].startswith("Default value: 30s"), answer.text

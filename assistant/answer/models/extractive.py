@@ -18,11 +18,13 @@ from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
+from assistant.answer.section_values import DEFAULT_LABEL
 from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells, units
 from assistant.knowledge.stated_values import states_new_value
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
+from assistant.question.value_kinds import documents_kind
 from assistant.text import (
     POINTER_PHRASES,
     any_phrase,
@@ -319,8 +321,28 @@ def extract_answer(
         lines = with_code_block(lines, views, reading.own_words, candidates, layout, shares=1)
     lines = sentence_first(with_what_follows(lines, candidates))
     if layout.files:
-        lines = with_value_that_follows(lines, reading, candidates)
+        lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
+
+
+def default_first(lines: list[str], reading: Reading) -> list[str]:
+    """A question for a default on documents ("what's the default wait before ...?") answered with the lead
+    section's labelled default first ("Default value: 30s", a property's own section): the answer quoted it
+    after sentences that only share more of the question's words. An unlabelled "The default value is 30"
+    stays where it is: it says whose default it is only after the sentence before it."""
+    if documents_kind(reading.asking) != "default" or not lines or DEFAULT_LABEL.match(lines[0]):
+        return lines
+    marker = re.search(r"\[[^\[\]]+\][.!?…]*$", lines[0])
+    same = marker.group() if marker else None
+    stating = next(
+        (
+            line
+            for line in lines[1:]
+            if same and line.endswith(same) and not is_cited_code(line) and DEFAULT_LABEL.match(line)
+        ),
+        None,
+    )
+    return lines if stating is None else [stating, *(line for line in lines if line != stating)]
 
 
 # what a "who" or "when" question on documents asks for, by its question word (`stated_values` kinds)
