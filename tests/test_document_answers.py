@@ -128,6 +128,10 @@ def test_a_question_in_two_parts_cites_the_document_that_answers_each(wiki_bot: 
             "What does that state mean? How long until slurm gives up?",
             ("What does that state mean", "How long until slurm gives up?"),
         ),
+        (
+            "Which role needs extra verbs for that, and separately, what is the bare minimum for the executor?",
+            ("Which role needs extra verbs for that", "what is the bare minimum for the executor?"),
+        ),
         ("How do I set it up, and why?", ("How do I set it up, and why?",)),  # "why" asks nothing alone
         ("Which offline stores and online stores support it?", ("Which offline stores and online stores support it?",)),
     ],

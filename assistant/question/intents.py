@@ -184,9 +184,11 @@ def asking_part(question: str) -> str:
 
 
 # where one question ends and the next begins inside the asking sentences: at a question mark, or at "and"
-# before a word that opens a question ("what pip extras do I need and what does the yaml look like?")
+# before a word that opens a question ("what pip extras do I need and what does the yaml look like?"), a
+# word that says a second question comes between them ("..., and separately, what is the bare minimum?")
 NEXT_QUESTION = re.compile(
-    r"\?\s+|,?\s+and\s+(?=(?:how|what|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|should"
+    r"\?\s+|,?\s+and\s+(?:(?:also|separately|secondly|second|additionally|then)\b,?\s+)?"
+    r"(?=(?:how|what|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|should"
     r"|will|would|must|may|might)\b)",
     re.I,
 )
