@@ -574,3 +574,34 @@ def test_the_block_a_lead_ending_in_a_full_stop_introduces_is_quoted(tmp_path: P
     lead, fence, command, *_ = answer.text.splitlines()
     assert "example below places a job into hold state" in lead and fence == "```", answer.text
     assert command == "$ scontrol update JobId=1234 StartTime=now+30days", answer.text
+
+
+def test_a_two_part_question_packs_each_parts_section_before_a_long_sections_rest(tmp_path: Path) -> None:
+    """The first section's further chunks filled the context before the section the second part needs."""
+    filler = "\n\n".join(
+        f"Cloud node {n} resume settings: the scheduler boots cloud nodes with the resume program, and each node "
+        f"in group {n} waits for the resume program and its boot script before jobs start on it."
+        for n in range(60)
+    )
+    power = f"# Power saving\n\n## Cloud nodes\n\nResumeTimeout is how long the scheduler waits to boot.\n\n{filler}\n"
+    states = (
+        "# Job states\n\n## Configuring\n\nCONFIGURING means the job was allocated nodes that are still booting.\n"
+        + "".join(
+            f"\nState note {n}: a job in this state holds its allocation, counts against its limits and shows the reason "
+            f"column of the queue listing, entry {n}, until every allocated node has registered.\n"
+            for n in range(12)
+        )
+    )
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "power.md").write_text(power, encoding="utf-8")
+    (folder / "states.md").write_text(states, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    answer = bot.ask(
+        "How long does the scheduler wait for cloud nodes to boot with the resume program, and what does the job "
+        "state CONFIGURING mean?"
+    )
+    assert not answer.refused, answer.text
+    cited = {c.entry_id.split("#")[0] for c in answer.citations}
+    assert {"doc:power.md", "doc:states.md"} <= cited, answer.text

@@ -288,6 +288,7 @@ class AnswerChain:
             self.settings.context_tokens,
             question=reading.text,
             sentences=self.settings.context_sentences,
+            first_chunks=parts_leading(reading, retrieval.sources),
         )
         messages = answer_prompt(packed.text, reading.text)
         t0 = time.perf_counter()
@@ -342,7 +343,10 @@ class AnswerChain:
             return False
         from assistant.answer.models.extractive import extract_answer, layout_of
 
-        packed = pack_context(sources, self.index, self.settings.context_tokens)  # whole chunks, as it reads best
+        # whole chunks, as it reads best
+        packed = pack_context(
+            sources, self.index, self.settings.context_tokens, first_chunks=parts_leading(reading, sources)
+        )
         text = plain(
             to_ids(
                 extract_answer(reading, packed.blocks, self.settings.offline_answer, layout_of(packed)), packed.labels
@@ -385,6 +389,17 @@ def ms(start: float) -> float:
 
 
 PART_DEPTH = 3  # sections searched for each part of a two-part question on documents
+
+
+def parts_leading(reading: Reading, sources: list[Source]) -> int:
+    """How many of the first sources bring their best chunk before any section's further chunks: a question in
+    two parts on documents leads with the best section and each part's best (`Chain.retrieve`), and the first
+    section's further chunks filled the context before the second part's section (slurm's "what does that
+    state mean and how long until slurm gives up on the node?" packed the power-saving page alone). Each
+    part's best from another file too: two-file +3 on the seven development sets, but two facts fewer."""
+    if not reading.part_questions or not sources or sources[0].kind != "document":
+        return 0
+    return 1 + len(reading.part_questions)
 
 
 def best_and_other_file(sources: list[Source]) -> list[Source]:

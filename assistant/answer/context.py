@@ -71,6 +71,7 @@ def pack_context(
     whole_entries: int = 3,
     question: str = "",
     sentences: int = 0,
+    first_chunks: int = 0,
 ) -> Packed:
     """Best chunks first, grouped by entry, until the token budget is spent; entries labelled 1, 2, ...
 
@@ -80,13 +81,15 @@ def pack_context(
     definition cut in two still opens with its first sentence ("What is a confusion matrix?" is
     answered by "An NxN table ...", not by the worked example of its second half).
 
+    The first `first_chunks` sources' best chunks are taken before any entry's further chunks (each still
+    shown with its entry, in the sources' order): a question in two parts leads with each part's best
+    sections, and a long first section's further chunks would otherwise spend the budget before them.
+
     With `sentences` > 0 each entry brings, instead of whole chunks, its heading and the `sentences`
     sentences that share the most (rare) words with `question`, in the entry's order: a short
     context a small model can hold (`Settings.context_sentences`).
     """
-    blocks: list[str] = []
-    packed = Packed("")
-    spent = TokenBudget(budget)
+    planned: list[tuple[Entry, list[str]]] = []
     for rank, source in enumerate(sources):
         entry = index.entry(source.entry_id)
         if entry is None:
@@ -98,11 +101,36 @@ def pack_context(
             texts += [c.text for c in index.chunks_of(entry.id) if c.id != source.chunk_id]
         if sentences:
             texts = [best_sentences(texts, question, sentences)]
-        label = next((n for n, known in packed.labels.items() if known == entry.id), str(len(packed.labels) + 1))
-        for text in texts:
-            block, data = render_block(entry, text, label)
-            if not spent.take(block, always=not blocks):  # the first block goes in whatever its size
-                break
+        planned.append((entry, texts))
+    # the order the budget is spent in: the first sources' first texts, then every source's texts in turn
+    order = [(n, 0) for n in range(min(first_chunks, len(planned)))]
+    early = set(order)
+    order += [(n, t) for n, (_, texts) in enumerate(planned) for t in range(len(texts)) if (n, t) not in early]
+    rendered: dict[tuple[int, int, str], tuple[str, Block]] = {}  # a block is rendered once for each label
+    spent = TokenBudget(budget)
+    given: dict[str, str] = {}  # entry id -> its label, numbered as entries are taken
+    taken: set[tuple[int, int]] = set()
+    stopped: set[int] = set()  # sources whose next text did not fit: their later texts stay out
+    for n, t in order:
+        entry, texts = planned[n]
+        if n in stopped:
+            continue
+        label = given.get(entry.id, str(len(given) + 1))
+        block, _ = rendered.setdefault((n, t, label), render_block(entry, texts[t], label))
+        if spent.take(block, always=not taken):  # the first block goes in whatever its size
+            taken.add((n, t))
+            given[entry.id] = label
+        else:
+            stopped.add(n)
+    packed = Packed("")
+    blocks: list[str] = []
+    numbered: dict[str, str] = {}  # labels again, in the order the blocks are shown
+    for n, (entry, texts) in enumerate(planned):
+        for t, text in enumerate(texts):
+            if (n, t) not in taken:
+                continue
+            label = numbered.setdefault(entry.id, str(len(numbered) + 1))
+            block, data = rendered.get((n, t, label)) or render_block(entry, text, label)
             blocks.append(block)
             packed.blocks.append(data)
             packed.entries[entry.id] = entry
