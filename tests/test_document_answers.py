@@ -587,8 +587,8 @@ def test_a_two_part_question_packs_each_parts_section_before_a_long_sections_res
     states = (
         "# Job states\n\n## Configuring\n\nCONFIGURING means the job was allocated nodes that are still booting.\n"
         + "".join(
-            f"\nState note {n}: a job in this state holds its allocation, counts against its limits and shows the reason "
-            f"column of the queue listing, entry {n}, until every allocated node has registered.\n"
+            f"\nState note {n}: a job in this state holds its allocation, counts against its limits and shows "
+            f"the reason column of the queue listing, entry {n}, until every allocated node has registered.\n"
             for n in range(12)
         )
     )
