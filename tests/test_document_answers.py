@@ -445,7 +445,7 @@ def test_a_quantity_of_something_no_page_mentions_is_refused(orca_bot: Assistant
 def test_the_things_a_question_names_by_a_number(asking: str, things: list[tuple[str, str]]) -> None:
     from assistant.answer.section_values import numbered_things
 
-    assert numbered_things(asking) == things
+    assert list(numbered_things(asking)) == things
 
 
 def test_a_date_of_another_numbered_thing_does_not_answer(tmp_path: Path) -> None:

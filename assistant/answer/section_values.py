@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import pairwise
 
 from assistant.knowledge.stated_values import pipeline, states_new_value
@@ -78,11 +79,13 @@ def entity_on_topic(kind: str, title: str, text: str, asking: str, names: Iterab
     )
 
 
-def numbered_things(asking: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=1024)
+def numbered_things(asking: str) -> tuple[tuple[str, str], ...]:
     """The things the asking sentences name by a number, as (noun, number): "batch 3", "tier-1", "step 4",
-    read by spaCy's tagger (a noun, then a number of at most three digits)."""
+    read by spaCy's tagger (a noun, then a number of at most three digits); read once for the sections
+    weighed."""
     if not any(character.isdigit() for character in asking):
-        return []
+        return ()
     parsed = pipeline()(asking)
     found = [
         (noun.lower_, number.text)
@@ -90,7 +93,7 @@ def numbered_things(asking: str) -> list[tuple[str, str]]:
         if noun.pos_ in ("NOUN", "PROPN") and noun.is_alpha and number.text.isdigit() and len(number.text) <= 3
     ]
     joined = (NUMBERED_TOKEN.fullmatch(token.lower_) for token in parsed if token.pos_ in ("NOUN", "PROPN"))
-    return found + [(match.group(1), match.group(2)) for match in joined if match]
+    return (*found, *((match.group(1), match.group(2)) for match in joined if match))
 
 
 NUMBERED_TOKEN = re.compile(r"([a-z]+)-(\d{1,3})")  # "tier-1", one token

@@ -182,7 +182,9 @@ def asks_how(asking: str) -> bool:
     company or a date only in what it asks about; "how many", "how long" ask for a figure."""
     tokens = words(asking.lower())
     first = next((n for n, token in enumerate(tokens) if token in QUESTION_WORDS), None)
-    return first is not None and tokens[first] == "how" and tokens[first + 1 : first + 2] in ([a] for a in AUXILIARIES)
+    if first is None or tokens[first] != "how":
+        return False
+    return first + 1 < len(tokens) and tokens[first + 1] in AUXILIARIES
 
 
 def pattern_kind(question: str) -> str | None:

@@ -33,7 +33,7 @@ from assistant.text import (
     split_sentences,
     without_parenthesis,
 )
-from assistant.text import words as text_words
+from assistant.text import words as text_words  # `words` names the word sets of the scoring below
 from assistant.tuning import OfflineAnswerSettings
 
 INTENTS = (
