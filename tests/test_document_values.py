@@ -118,3 +118,30 @@ def test_a_number_the_question_names_finds_the_row_that_writes_it(tmp_path: Path
 def test_a_labelled_default_leads_the_answer_for_a_default(scheduler_bot: Assistant) -> None:
     answer = scheduler_bot.ask("What's the default wait before a queue with pending requests may preempt?")
     assert answer.text.splitlines()[0].startswith("Default value: 30s"), answer.text
+
+
+def test_which_release_asks_a_version_not_a_date(tmp_path: Path) -> None:
+    """Pages that list versions and no dates answer "which release first supports ...?"; it asked a date."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "versions.md").write_text(VERSIONS, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
+    bot.index(progress=False)
+    answer = bot.ask("Which scheduler release is the first one that supports Kubernetes 1.33?")
+    assert not answer.refused, answer.text
+    assert "1.8.0" in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    ("asking", "version"),
+    [
+        ("Which YuniKorn release is the first one that supports Kubernetes 1.33?", True),
+        ("what version added gang scheduling?", True),
+        ("What was the release date of YuniKorn 1.9.0?", False),  # a date, of a release
+        ("When was 1.9 released?", False),
+    ],
+)
+def test_a_question_that_asks_which_version(asking: str, version: bool) -> None:
+    from assistant.question.value_kinds import asks_which_version
+
+    assert asks_which_version(asking) is version

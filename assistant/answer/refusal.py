@@ -43,7 +43,7 @@ from assistant.answer.section_values import measured, section_states
 from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
-from assistant.question.value_kinds import KIND_NAMES, asks_how, documents_kind
+from assistant.question.value_kinds import KIND_NAMES, asks_how, asks_which_version, documents_kind
 from assistant.text import any_phrase, content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
@@ -296,6 +296,8 @@ def gather(
         kind = None
     if documents and kind in ("person", "company", "date") and asks_how(reading.asking):
         kind = None  # "how does it know which person a pod belongs to?" asks how, not who
+    if documents and kind == "date" and asks_which_version(reading.asking):
+        kind = None  # "which release first supports Kubernetes 1.33?" asks a version; pages list versions
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)

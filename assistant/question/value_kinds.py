@@ -187,6 +187,22 @@ def asks_how(asking: str) -> bool:
     return first + 1 < len(tokens) and tokens[first + 1] in AUXILIARIES
 
 
+VERSION_WORDS = frozenset({"release", "releases", "version", "versions"})
+DATE_NOUNS = frozenset({"date", "dates", "day", "year", "month"})
+
+
+def asks_which_version(asking: str) -> bool:
+    """Do the asking sentences ask which release or version ("Which YuniKorn release is the first one that
+    supports Kubernetes 1.33?", "what version added it?"): is their first question word "which" or "what"
+    with a release or version among the next three words? Such a question asks for a version, not a date."""
+    tokens = words(asking.lower())
+    first = next((n for n, token in enumerate(tokens) if token in QUESTION_WORDS), None)
+    if first is None or tokens[first] not in ("which", "what"):
+        return False
+    following = tokens[first + 1 : first + 5]
+    return bool(VERSION_WORDS & set(following[:3])) and not DATE_NOUNS & set(following)  # not "release date"
+
+
 def pattern_kind(question: str) -> str | None:
     """The first kind whose pattern the lower-cased question matches."""
     lowered = FIGURATIVE_PRICE.sub(" ", question.lower())
