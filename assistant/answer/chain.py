@@ -393,10 +393,11 @@ PART_DEPTH = 3  # sections searched for each part of a two-part question on docu
 
 def parts_leading(reading: Reading, sources: list[Source]) -> int:
     """How many of the first sources bring their best chunk before any section's further chunks: a question in
-    two parts on documents leads with the best section and each part's best (`Chain.retrieve`), and the first
-    section's further chunks filled the context before the second part's section (slurm's "what does that
-    state mean and how long until slurm gives up on the node?" packed the power-saving page alone). Each
-    part's best from another file too: two-file +3 on the seven development sets, but two facts fewer."""
+    two parts on documents leads with the best section and each part's best (`AnswerChain.retrieve`), and the
+    first section's further chunks filled the context before the second part's section (slurm's "what does
+    that state mean and how long until slurm gives up on the node?" packed the power-saving page alone).
+    Reserving each part's best from another file too gained two-file answers (+3 on the seven development
+    sets) but lost two facts."""
     if not reading.part_questions or not sources or sources[0].kind != "document":
         return 0
     return 1 + len(reading.part_questions)
