@@ -1,8 +1,9 @@
 """What a question on a team's documents names and asks, read so that a section stating the answer answers it.
 
-Each case is a question a new documentation set's first run refused although its page answers it: a
-measurement the asker writes, a type name the pages write as words, "how" asked around a person, a
-property's labelled default. The pages are written here and indexed for real; the offline model answers.
+Each case is a question a new documentation set's first run refused or missed although its page answers
+it: a measurement the asker writes, a type name the pages write as words, "how" asked around a person, a
+property's labelled default, a version number that keys a table's row, "which release" asked as a version.
+The pages are written here and indexed for real; the offline model answers.
 """
 
 from __future__ import annotations
