@@ -40,6 +40,20 @@ def glossary_assistant_of(folder: Path, terms: set[str]):  # type: ignore[no-unt
     return Assistant(settings)
 
 
+def documents_assistant_of(folder: Path, files: dict[str, str]):  # type: ignore[no-untyped-def]
+    """An Assistant (extractive) over a real index of the documents `files` (name -> text), written into
+    `folder`/docs with its home in `folder`/home."""
+    from assistant import Assistant, Settings
+
+    knowledge = folder / "docs"
+    knowledge.mkdir(parents=True)
+    for name, text in files.items():
+        (knowledge / name).write_text(text, encoding="utf-8")
+    bot = Assistant(Settings(home=folder / "home", knowledge=(knowledge,), model="extractive"))
+    bot.index(progress=False)
+    return bot
+
+
 def int8_gemm_saturates() -> bool:
     """Does onnxruntime's int8 matrix product lose precision on this CPU? On x86 without VNNI (AVX2 only),
     its u8 x s8 kernel sums pairs of products in 16 bits, which saturate: the shipped int8 encoder's

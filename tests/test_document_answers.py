@@ -15,6 +15,7 @@ from pdf_fixture import write_pdf
 
 from assistant import Assistant, Settings
 from assistant.knowledge.stated_values import stated_kinds
+from tests.conftest import documents_assistant_of
 
 QUOTA = """# GPU quota
 
@@ -373,14 +374,8 @@ Orca Scheduler places training jobs on GPU nodes. Our Placement abstraction is b
 
 @pytest.fixture(scope="module")
 def orca_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    folder = tmp_path_factory.mktemp("orca")
-    (folder / "orca.md").write_text(ORCA, encoding="utf-8")
-    (folder / "sizes.md").write_text(SIZES, encoding="utf-8")
-    (folder / "scheduler.md").write_text(SCHEDULER, encoding="utf-8")
-    (folder / "usage.md").write_text(USAGE, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
-    return bot
+    files = {"orca.md": ORCA, "sizes.md": SIZES, "scheduler.md": SCHEDULER, "usage.md": USAGE}
+    return documents_assistant_of(tmp_path_factory.mktemp("orca"), files)
 
 
 @pytest.mark.parametrize(
@@ -450,15 +445,11 @@ def test_the_things_a_question_names_by_a_number(asking: str, things: list[tuple
 
 def test_a_date_of_another_numbered_thing_does_not_answer(tmp_path: Path) -> None:
     """ "When is batch 3 arriving?" of notes that date batches 1 and 2 is refused; batch 2's date is answered."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "plan.md").write_text(
+    plan = (
         "# H100 plan\n\n## Deliveries\n\nBatch 1 of the H100 nodes arrives on 2025-07-21.\n"
-        "Batch 2 of the H100 nodes arrives on 2025-09-22.\n",
-        encoding="utf-8",
+        "Batch 2 of the H100 nodes arrives on 2025-09-22.\n"
     )
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"plan.md": plan})
     assert bot.ask("when is h100 batch 3 arriving?").refused
     answer = bot.ask("when is h100 batch 2 arriving?")
     assert not answer.refused and "2025-09-22" in answer.text, answer.text
@@ -529,11 +520,7 @@ AI-3  Add "webhook / certificate errors" to the training job runbook.
 def test_a_list_items_owner_on_the_line_after_it_answers_who(tmp_path: Path) -> None:
     """Notes give an item's owner and date on the lines after it, sharing no word with the question: the one
     after the answering item is quoted with it, not another item's."""
-    folder = tmp_path / "wiki"
-    folder.mkdir()
-    (folder / "postmortem.txt").write_text(POSTMORTEM, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"postmortem.txt": POSTMORTEM})
     answer = bot.ask("Who took the action item to add alerting for certificates that are about to expire?")
     assert not answer.refused, answer.text
     first, second = answer.text.splitlines()[:2]
@@ -564,11 +551,7 @@ def test_the_block_a_lead_ending_in_a_full_stop_introduces_is_quoted(tmp_path: P
     """ "The example below places a job into hold state ... ." introduces the block after it, whichever block of
     the section shares more words with the question (the lead was matched to its line with its full stop, which
     the citation moves behind the marker, so only a lead ending in a colon found its block)."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "jobs.md").write_text(HOLDS, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"jobs.md": HOLDS})
     answer = bot.ask("How do I place a job into hold state and later let it start?")
     assert not answer.refused, answer.text
     lead, fence, command, *_ = answer.text.splitlines()
@@ -592,12 +575,7 @@ def test_a_two_part_question_packs_each_parts_section_before_a_long_sections_res
             for n in range(12)
         )
     )
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "power.md").write_text(power, encoding="utf-8")
-    (folder / "states.md").write_text(states, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"power.md": power, "states.md": states})
     answer = bot.ask(
         "How long does the scheduler wait for cloud nodes to boot with the resume program, and what does the job "
         "state CONFIGURING mean?"

@@ -8,11 +8,10 @@ The pages are written here and indexed for real; the offline model answers.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from assistant import Assistant, Settings
+from assistant import Assistant
+from tests.conftest import documents_assistant_of
 
 SCHEDULER = """# Scheduler guide
 
@@ -41,11 +40,7 @@ A queue with pending requests can only trigger preemption after it has waited th
 
 @pytest.fixture(scope="module")
 def scheduler_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
-    folder = tmp_path_factory.mktemp("scheduler")
-    (folder / "guide.md").write_text(SCHEDULER, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path_factory.mktemp("home"), knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
-    return bot
+    return documents_assistant_of(tmp_path_factory.mktemp("scheduler"), {"guide.md": SCHEDULER})
 
 
 @pytest.mark.parametrize(
@@ -104,14 +99,14 @@ Each release of the scheduler supports the Kubernetes versions below.
 """
 
 
-def test_a_number_the_question_names_finds_the_row_that_writes_it(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def versions_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return documents_assistant_of(tmp_path_factory.mktemp("versions"), {"versions.md": VERSIONS})
+
+
+def test_a_number_the_question_names_finds_the_row_that_writes_it(versions_bot: Assistant) -> None:
     """ "Kubernetes 1.33" is a key of the table: the row that writes "1.33.x" answers, not the first rows."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "versions.md").write_text(VERSIONS, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
-    answer = bot.ask("From which scheduler version on is Kubernetes 1.33 supported?")
+    answer = versions_bot.ask("From which scheduler version on is Kubernetes 1.33 supported?")
     assert not answer.refused, answer.text
     assert "1.8.0" in answer.text, answer.text
 
@@ -121,14 +116,9 @@ def test_a_labelled_default_leads_the_answer_for_a_default(scheduler_bot: Assist
     assert answer.text.splitlines()[0].startswith("Default value: 30s"), answer.text
 
 
-def test_which_release_asks_a_version_not_a_date(tmp_path: Path) -> None:
+def test_which_release_asks_a_version_not_a_date(versions_bot: Assistant) -> None:
     """Pages that list versions and no dates answer "which release first supports ...?"; it asked a date."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "versions.md").write_text(VERSIONS, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"))
-    bot.index(progress=False)
-    answer = bot.ask("Which scheduler release is the first one that supports Kubernetes 1.33?")
+    answer = versions_bot.ask("Which scheduler release is the first one that supports Kubernetes 1.33?")
     assert not answer.refused, answer.text
     assert "1.8.0" in answer.text, answer.text
 

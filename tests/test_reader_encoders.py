@@ -42,16 +42,24 @@ def refuse_shipped_encoders(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "make_embedder", no_shipped)
 
 
+def injected_assistant(
+    knowledge: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Assistant, FakeEmbeddings, FakeEmbeddings]:
+    """An extractive Assistant over `knowledge` indexed with a fake embedder, reading with injected readers'
+    and closeness encoders (returned, to count what they encoded); a shipped encoder built fails the test."""
+    settings = Settings(home=home, knowledge=(knowledge,), model="extractive")
+    index_embedder, readers, closeness = FakeEmbeddings(), FakeEmbeddings(dims=32), FakeEmbeddings(dims=16)
+    Index(settings, index_embedder).sync(progress=False)
+    refuse_shipped_encoders(monkeypatch)
+    bot = Assistant(settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False)
+    return bot, readers, closeness
+
+
 def test_injected_encoders_reach_every_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     knowledge = tmp_path / "wiki"
     knowledge.mkdir()
     (knowledge / "gpu-quota.md").write_text(RUNBOOK, "utf-8")
-    settings = Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive")
-    index_embedder, readers, closeness = FakeEmbeddings(), FakeEmbeddings(dims=32), FakeEmbeddings(dims=16)
-    Index(settings, index_embedder).sync(progress=False)
-    refuse_shipped_encoders(monkeypatch)
-
-    bot = Assistant(settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False)
+    bot, readers, closeness = injected_assistant(knowledge, tmp_path / "home", monkeypatch)
     answer = bot.ask("Who owns the GPU quota this quarter?")
 
     assert "Marcus Lindqvist" in answer.text and not answer.refused
@@ -61,12 +69,7 @@ def test_injected_encoders_reach_every_reader(tmp_path: Path, monkeypatch: pytes
 
 def test_injected_closeness_weighs_a_concept_pages_sentences(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     knowledge = write_glossary(tmp_path / "glossary", {"overfitting", "learning rate", "batch size"})
-    settings = Settings(home=tmp_path / "home", knowledge=(knowledge,), model="extractive")
-    index_embedder, readers, closeness = FakeEmbeddings(), FakeEmbeddings(dims=32), FakeEmbeddings(dims=16)
-    Index(settings, index_embedder).sync(progress=False)
-    refuse_shipped_encoders(monkeypatch)
-
-    bot = Assistant(settings, embedder=index_embedder, encoders=SentenceEncoders(readers, closeness), auto_index=False)
+    bot, _, closeness = injected_assistant(knowledge, tmp_path / "home", monkeypatch)
     answer = bot.ask("Why does my model do great on training data but badly on new data?")
 
     assert not answer.refused, answer.text

@@ -332,17 +332,31 @@ def default_first(lines: list[str], reading: Reading) -> list[str]:
     stays where it is: it says whose default it is only after the sentence before it."""
     if documents_kind(reading.asking) != "default" or not lines or DEFAULT_LABEL.match(lines[0]):
         return lines
-    marker = re.search(r"\[[^\[\]]+\][.!?…]*$", lines[0])
-    same = marker.group() if marker else None
+    lead_id = cited_id(lines[0])
     stating = next(
         (
             line
             for line in lines[1:]
-            if same and line.endswith(same) and not is_cited_code(line) and DEFAULT_LABEL.match(line)
+            if lead_id and cited_id(line) == lead_id and not is_cited_code(line) and DEFAULT_LABEL.match(line)
         ),
         None,
     )
     return lines if stating is None else [stating, *(line for line in lines if line != stating)]
+
+
+CITED_AT_END = re.compile(r"\[([^\[\]]+)\][.!?…]*$")  # a line's marker, as `cite` writes it
+
+
+def cited_id(line: str) -> str | None:
+    """The entry a quoted line cites (its marker at the end, `cite`), or None."""
+    marker = CITED_AT_END.search(line)
+    return marker.group(1) if marker else None
+
+
+def quoted_as(candidate: Candidate, line: str) -> bool:
+    """Is `line` the candidate as the answer quotes it (`cite`: its marker before its closing stops, maybe after
+    its section's title)? Its own text with the full stop is not in the line."""
+    return line.endswith(cite(candidate.text, candidate.entry_id))
 
 
 # what a "who" or "when" question on documents asks for, by its question word (`stated_values` kinds)
@@ -369,7 +383,7 @@ def with_value_that_follows(lines: list[str], reading: Reading, candidates: list
     if any(states_new_value(kind, lines[0], lowered) for kind in kinds):
         return lines
     for n, lead in enumerate(candidates):
-        if lead.kind != "document" or not lines[0].endswith(cite(lead.text, lead.entry_id)):
+        if lead.kind != "document" or not quoted_as(lead, lines[0]):
             continue
         following = [
             c for c in candidates[n + 1 : n + 1 + ITEM_LINES] if c.entry_id == lead.entry_id and c.rank == lead.rank
@@ -453,10 +467,9 @@ def with_code_block(
     a troubleshooting answer's fix or a default's config line is often only in the block."""
     if not lines:
         return lines
-    cited = re.search(r"\[([^\[\]]+)\][.!?…]*$", lines[0])  # the lead's marker, as `cite` writes it
-    if cited is None:
+    lead_id = cited_id(lines[0])
+    if lead_id is None:
         return lines
-    lead_id = cited.group(1)
     view = next((v for v in views if v.entry_id == lead_id), None)
     code = [c for c in view.sentences if is_code(c.text)] if view is not None else []
     if not code:
@@ -466,7 +479,7 @@ def with_code_block(
     best = fitting if len(asked & content_words(block_words(fitting.text))) >= shares else None
     # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
     for n, lead in enumerate(candidates):
-        if lead.entry_id == lead_id and lines[0].endswith(cite(lead.text, lead_id)):
+        if lead.entry_id == lead_id and quoted_as(lead, lines[0]):
             following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == lead.rank]
             introduced = next((c for c in following if c.entry_id == lead_id and is_code(c.text)), None)
             if introduced is not None:
