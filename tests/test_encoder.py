@@ -101,11 +101,39 @@ def test_a_text_gets_the_same_vector_alone_and_in_a_mixed_batch(sample: list[str
     encoder = make_embedder("local")
     batch = [*MIXED, *sample[:20]]
     together = encoder.embed_documents(batch)
-    alone = [encoder.embed_query(text) for text in batch]
+    uncached = OnnxEncoder(recent=0)  # each text encoded again, not the vector `together` kept
+    alone = [uncached.embed_query(text) for text in batch]
     assert together == alone
     assert encoder.embed_documents(list(reversed(batch))) == list(reversed(alone))
     single_thread = OnnxEncoder(threads=1)
     assert single_thread.embed_documents(batch[:8]) == alone[:8]
+
+
+def test_a_question_the_search_and_a_reader_both_encode_runs_the_graph_once() -> None:
+    """The search embeds the question (`embed_query`) and the learned readers its asking sentence
+    (`embed_documents`): the same text, so the second gets the kept vector, equal to a fresh encoding.
+    A chunk-sized text is not kept: a sync streams thousands past."""
+    from assistant.index.onnx_encoder import RECENT_LENGTH, OnnxEncoder
+
+    class Counting(OnnxEncoder):
+        runs = 0
+
+        def hidden(self, text: str) -> object:
+            Counting.runs += 1
+            return super().hidden(text)
+
+    encoder = Counting(threads=1)
+    question = "How do I resume a preempted job from its last checkpoint?"
+    searched = encoder.embed_query(question)
+    read = encoder.embed_documents([question])[0]
+    assert Counting.runs == 1
+    assert read == searched == OnnxEncoder(recent=0).embed_query(question)
+    read[0] += 1.0  # a caller's copy: changing it leaves the kept vector alone
+    assert encoder.embed_query(question) == searched
+    long_text = "checkpoint " * (RECENT_LENGTH // 10)
+    encoder.embed_query(long_text)
+    encoder.embed_query(long_text)
+    assert Counting.runs == 3
 
 
 def test_onnx_vectors_are_unit_length_and_close_for_related_texts() -> None:

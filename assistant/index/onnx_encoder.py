@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -33,6 +33,8 @@ from assistant.index.shipped_encoders import ENCODER_FILES, encoder_info
 
 MAX_PIECES = 256  # the encoder's max_seq_length, [CLS] and [SEP] included
 AHEAD = 16  # texts per thread submitted ahead of the one a sync waits for (`stream_documents`)
+RECENT_VECTORS = 64  # short texts whose vector `vector` keeps: a question is read by the search and the readers
+RECENT_LENGTH = 1000  # characters: a question, not a chunk a sync streams past
 
 
 def default_threads() -> int:
@@ -49,6 +51,7 @@ class OnnxEncoder:
         info: dict[str, Any] | None = None,
         threads: int = 0,
         graph: Path | None = None,
+        recent: int = RECENT_VECTORS,
     ) -> None:
         import numpy as np
         import onnxruntime
@@ -72,6 +75,9 @@ class OnnxEncoder:
         self.threads = threads or default_threads()
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._recent: OrderedDict[str, Any] = OrderedDict()
+        self._recent_kept = recent
+        self._recent_lock = threading.Lock()
 
     def hidden(self, text: str) -> Any:
         """The last layer's vector of each word piece, [CLS] and [SEP] included (float32, pieces x 384)."""
@@ -81,8 +87,22 @@ class OnnxEncoder:
         return self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0][0]
 
     def vector(self, text: str) -> Any:
-        """One text's unit vector (float32 array of 384)."""
-        return self._pooled(self.hidden(text))
+        """One text's unit vector (float32 array of 384). A question is encoded once though the search
+        (`embed_query`) and the learned readers (`embed_documents` of its asking sentence) both ask for it:
+        the last `RECENT_VECTORS` short texts' vectors are kept (a text's vector depends on it alone)."""
+        if len(text) > RECENT_LENGTH or not self._recent_kept:
+            return self._pooled(self.hidden(text))
+        with self._recent_lock:
+            kept = self._recent.get(text)
+            if kept is not None:
+                self._recent.move_to_end(text)
+                return kept.copy()
+        vector = self._pooled(self.hidden(text))
+        with self._recent_lock:
+            self._recent[text] = vector.copy()
+            while len(self._recent) > self._recent_kept:
+                self._recent.popitem(last=False)
+        return vector
 
     def _pooled(self, rows: Any) -> Any:
         pooled = rows.mean(axis=0)
