@@ -76,7 +76,7 @@ class OnnxEncoder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._recent: OrderedDict[str, Any] = OrderedDict()
-        self._recent_kept = recent
+        self._recent_size = recent
         self._recent_lock = threading.Lock()
 
     def hidden(self, text: str) -> Any:
@@ -89,8 +89,9 @@ class OnnxEncoder:
     def vector(self, text: str) -> Any:
         """One text's unit vector (float32 array of 384). A question is encoded once though the search
         (`embed_query`) and the learned readers (`embed_documents` of its asking sentence) both ask for it:
-        the last `RECENT_VECTORS` short texts' vectors are kept (a text's vector depends on it alone)."""
-        if len(text) > RECENT_LENGTH or not self._recent_kept:
+        the last `recent` short texts' vectors are kept (a text's vector depends on it alone), and a caller
+        gets its own copy."""
+        if len(text) > RECENT_LENGTH or not self._recent_size:
             return self._pooled(self.hidden(text))
         with self._recent_lock:
             kept = self._recent.get(text)
@@ -100,7 +101,7 @@ class OnnxEncoder:
         vector = self._pooled(self.hidden(text))
         with self._recent_lock:
             self._recent[text] = vector.copy()
-            while len(self._recent) > self._recent_kept:
+            while len(self._recent) > self._recent_size:
                 self._recent.popitem(last=False)
         return vector
 
