@@ -583,3 +583,41 @@ def test_a_two_part_question_packs_each_parts_section_before_a_long_sections_res
     assert not answer.refused, answer.text
     cited = {c.entry_id.split("#")[0] for c in answer.citations}
     assert {"doc:power.md", "doc:states.md"} <= cited, answer.text
+
+
+CRON_BACKUP = """# Cron workflows
+
+## Backing up with GitOps
+
+You can back up cron workflow resources and workflow templates with GitOps by keeping their manifests in Git and \
+letting Argo CD apply them.
+"""
+DISASTER_RECOVERY = """# Disaster recovery
+
+We only store data in your Kubernetes cluster. You should consider backing up workflows and templates regularly.
+
+Exporting example:
+
+```bash
+kubectl get wf,cwf,cwft,wftmpl -A -o yaml > backup.yaml
+```
+
+Importing example:
+
+```bash
+kubectl apply -f backup.yaml
+```
+"""
+
+
+def test_a_close_alternatives_sentence_shows_the_block_it_introduces(tmp_path: Path) -> None:
+    """The second section's sentence ("You should consider backing up ... regularly.") is quoted as a close
+    alternative, and the command it introduces two lines on is what the asker needed: only the lead's own
+    block was ever quoted."""
+    bot = documents_assistant_of(tmp_path, {"cron.md": CRON_BACKUP, "disaster-recovery.md": DISASTER_RECOVERY})
+    answer = bot.ask("quick way to back up all workflows and templates?")
+    lines = answer.text.splitlines()
+    assert "[doc:cron.md#" in lines[0], answer.text  # the other section is the alternative, not the lead
+    quoted = next(n for n, line in enumerate(lines) if "consider backing up workflows" in line)
+    assert lines[quoted + 1 : quoted + 3] == ["```bash", "kubectl get wf,cwf,cwft,wftmpl -A -o yaml > backup.yaml"]
+    assert "kubectl apply" not in answer.text  # the block two sentences on introduces nothing it quotes

@@ -322,6 +322,7 @@ def extract_answer(
     lines = sentence_first(with_what_follows(lines, candidates))
     if layout.files:
         lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
+        lines = with_introduced_blocks(lines, candidates)
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
 
 
@@ -423,6 +424,28 @@ def with_what_follows(lines: list[str], candidates: list[Candidate]) -> list[str
             if is_block(c.text) or c.text.endswith(":"):
                 break
         out += [cited for c in following if (cited := cite(c.text, c.entry_id)) not in lines and cited not in out]
+    return out
+
+
+def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> list[str]:
+    """Each quoted sentence of another section than the lead's, with the code block it introduces (within
+    FOLLOWS sentences after it, in its chunk) right after it: a close alternative's "You should consider
+    backing this up regularly." is followed by its "Exporting example:" block, which holds the command."""
+    lead_id = cited_id(lines[0]) if lines else None
+    out: list[str] = []
+    for line in lines:
+        out.append(line)
+        cited = cited_id(line)
+        if cited is None or cited == lead_id or is_cited_code(line):
+            continue
+        for n, quoted in enumerate(candidates):
+            if quoted.entry_id != cited or not quoted_as(quoted, line):
+                continue
+            following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == quoted.rank]
+            block = next((c for c in following if c.entry_id == cited and is_code(c.text)), None)
+            if block is not None and (shown := cite(block.text, cited)) not in lines and shown not in out:
+                out.append(shown)
+            break
     return out
 
 
