@@ -164,6 +164,39 @@ def test_text_notes_join_wrapped_lines_keep_fences_with_blank_lines_and_list_ite
     assert entry.text.endswith("- check the log\n- tell the users")
 
 
+HANDOVER = """On-call handover
+
+Still open
+
+1. Node kst-a17 (kestrel, pilot rack) has NVLink errors on GPU 3. Cordoned and drained on
+   2025-07-10. Do not uncordon.
+2. The webhook cert expired. Check its end date with
+       kubectl -n kueue-system get secret webhook-cert -o jsonpath='{.data.tls\\.crt}' | openssl x509 -noout -enddate
+   then force a renewal with
+    cmctl renew -n kueue-system webhook-cert
+   and tell the users.
+
+Useful this week:
+  kubectl get nodes -l gpu-flavor=h100 --field-selector spec.unschedulable=true
+  mlp admin node-report --cluster kestrel
+"""
+
+
+def test_indented_shell_commands_in_text_notes_stay_lines_of_a_block() -> None:
+    """Wrapped lines are joined, and an indented command was joined too: two commands became one line of a
+    sentence ("... spec.unschedulable=true mlp admin node-report --cluster kestrel"), broken if copied. An
+    indented line with a flag (or a `$ ` prompt) is a command; a list item's wrapped prose is not."""
+    document = read_text_document(HANDOVER)
+    texts = {section.heading: section.text for section in document.sections}
+    assert "NVLink errors on GPU 3. Cordoned and drained on 2025-07-10. Do not uncordon." in texts["Still open"]
+    assert "```\ncmctl renew -n kueue-system webhook-cert\n```\nand tell the users." in texts["Still open"]
+    assert "Check its end date with\n```\nkubectl -n kueue-system get secret" in texts["Still open"]
+    assert texts["Useful this week"] == (
+        "```\nkubectl get nodes -l gpu-flavor=h100 --field-selector spec.unschedulable=true\n"
+        "mlp admin node-report --cluster kestrel\n```"
+    )
+
+
 def test_a_block_is_one_sentence_and_a_list_item_its_own() -> None:
     texts = section_texts(SETUP, read_markdown)
     config = next(text for title, text in texts.items() if title.endswith("Configuration"))

@@ -11,6 +11,7 @@ short, else the file name.
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 
 from assistant.blocks import fenced, is_block
 from assistant.knowledge.documents import Document, Section
@@ -18,6 +19,9 @@ from assistant.knowledge.site_markup import FENCE
 from assistant.text import slugify
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
+# an indented line that is a shell command: a `$ ` prompt, or a lower-case program or path and a flag after it
+# ("  kubectl get nodes -l gpu=h100", "  mlp admin node-report --cluster kestrel")
+COMMAND = re.compile(r"\s{2,}(?:\$ \S|[a-z./~][\w./~:-]*\s(?:.*\s)?--?[A-Za-z])")
 NUMBERED = re.compile(r"^(?:\d+[.)]|[A-Z][.)]|step\s+\d+[:.]?)\s+", re.I)
 MAX_HEADING_CHARS = 80
 GROUP_CHARS = 1500
@@ -50,7 +54,7 @@ def paragraphs(text: str) -> list[tuple[int, list[str]]]:
 def paragraph_text(lines: list[str]) -> str:
     """A paragraph as a section's text holds it: its wrapped lines joined into one, a list item
     (`- `, `* `, `1. `) starting a line of its own, a fenced code block kept as a block
-    (`assistant.blocks`)."""
+    (`assistant.blocks`), and so are indented shell commands (`is_command`), one a line."""
     out: list[str] = []
     i = 0
     while i < len(lines):
@@ -70,6 +74,12 @@ def paragraph_text(lines: list[str]) -> str:
                 out.append(fenced(info, lines[i + 1 : end]))
                 i = end + 1
                 continue
+        commands = list(takewhile(is_command, lines[i:]))
+        if commands:  # wrapped prose is joined; a command joined to the next is two broken commands
+            indent = min(len(command) - len(command.lstrip()) for command in commands)
+            out.append(fenced("", [command[indent:] for command in commands]))
+            i += len(commands)
+            continue
         line = lines[i].strip()
         if out and not LIST_ITEM.match(line) and not is_block(out[-1]):
             out[-1] = f"{out[-1]} {line}"
@@ -77,6 +87,13 @@ def paragraph_text(lines: list[str]) -> str:
             out.append(line)
         i += 1
     return "\n".join(out)
+
+
+def is_command(line: str) -> bool:
+    """An indented line of notes that reads as a shell command (`COMMAND`), not a sentence wrapped onto it:
+    no list item, no full stop at its end."""
+    stripped = line.strip()
+    return bool(COMMAND.match(line)) and not LIST_ITEM.match(stripped) and not stripped.endswith(".")
 
 
 def hash_heading(line: str) -> str | None:
