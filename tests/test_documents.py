@@ -237,3 +237,54 @@ def test_the_ui_header_counts_document_sections(wiki: Path, tmp_path: Path) -> N
     assert (status.concepts, status.papers, status.documents) == (0, 0, 12)
     line = knowledge_line(status)
     assert "12 document sections" in line and "not indexed yet" not in line
+
+
+PLAN_PAGE = [
+    "Kestrel H100 Expansion: Hardware Plan",
+    "Revision 3, 2025-07-09. Author: Tomasz Wojcik.",
+    "2. Delivery schedule",
+    "Pilot (batch 0): 8 nodes, 64 GPUs. Delivered 2025-03-10, in production 2025-03-24.",
+    "Batch 1: 24 nodes, 192 GPUs. Delivery 2025-07-21. Burn-in 2 weeks.",
+    "    In production 2025-08-04. Racks B07-B10.",
+    "Batch 2: 16 nodes, 128 GPUs. Delivery 2025-09-22. Burn-in 2 weeks.",
+    "    In production 2025-10-06. Racks B11-B13.",
+    "3. Burn-in",
+    "Each node runs the burn-in suite for 14 days before it is labelled and added to the",
+    "queue, and a node with any Xid 48, 63, 74 or 79 error during burn-in goes back to",
+    "the vendor for a replacement board.",
+    "8. Risks",
+    "- Batch 2 slips again: the vendor has moved it once already.",
+    "- Power feeds for B11-B12 late: batch 2 could not be racked on arrival.",
+]
+
+
+def test_a_pdf_page_keeps_its_headings_items_and_paragraphs_a_line_each(tmp_path: Path) -> None:
+    """pypdf gives a page's lines where the layout wrapped them; they were joined into one run, so "2. Delivery
+    schedule" ran into its first sentence, and "In production 2025-10-06." stood apart from batch 2, whose
+    date it is. A wrapped line runs on, an indented one continues its item, a heading or item starts a line."""
+    write_pdf(tmp_path / "plan.pdf", [PLAN_PAGE], title="Hardware plan")
+    (entry,) = load_corpus([tmp_path]).entries.values()
+    assert entry.text.splitlines() == [
+        "Kestrel H100 Expansion: Hardware Plan",
+        "Revision 3, 2025-07-09. Author: Tomasz Wojcik.",
+        "2. Delivery schedule",
+        "Pilot (batch 0): 8 nodes, 64 GPUs. Delivered 2025-03-10, in production 2025-03-24.",
+        "Batch 1: 24 nodes, 192 GPUs. Delivery 2025-07-21. Burn-in 2 weeks. In production 2025-08-04. Racks B07-B10.",
+        "Batch 2: 16 nodes, 128 GPUs. Delivery 2025-09-22. Burn-in 2 weeks. In production 2025-10-06. Racks B11-B13.",
+        "3. Burn-in",
+        "Each node runs the burn-in suite for 14 days before it is labelled and added to the queue, and a node with "
+        "any Xid 48, 63, 74 or 79 error during burn-in goes back to the vendor for a replacement board.",
+        "8. Risks",
+        "- Batch 2 slips again: the vendor has moved it once already.",
+        "- Power feeds for B11-B12 late: batch 2 could not be racked on arrival.",
+    ]
+
+
+def test_a_pdf_page_that_opens_mid_sentence_reads() -> None:
+    """A page can open with the lower-case end of the last page's sentence: it is the page's first line."""
+    from assistant.knowledge.pdf_reader import page_text
+
+    assert page_text("continued from the last page.\n1. Next part\nText of it.") == (
+        "continued from the last page.\n1. Next part\nText of it."
+    )
+    assert page_text("") == ""

@@ -3,7 +3,8 @@
 A page is the unit a reader of a PDF cites, so each page is a section: its heading is the outline
 (bookmark) entry that starts on it when the PDF has an outline, else "Page N", and its anchor is
 `page-N` either way (an outline title can repeat; a page number is what the card shows). The title is
-the PDF's metadata title, else the file name.
+the PDF's metadata title, else the file name. A page's text has a heading, a list item or a paragraph
+a line (`page_text`), as other documents' sections have.
 
 A PDF that is encrypted, damaged or has no text layer at all (a scan) is a `PdfProblem` with a
 one-line reason, whatever pypdf raised; pages without text inside an otherwise readable PDF are left
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Iterator
 from io import BytesIO
@@ -136,6 +138,48 @@ def read_pdf(data: bytes) -> tuple[Document, list[str]]:
             raise cannot_read(error) from None
 
 
+SHORT_LINE = 0.8  # of the page's full line width: a line shorter than this ends its paragraph
+# a line that starts a list item or a numbered heading ("- Batch 2 slips", "2. Delivery schedule", "b) ...")
+ITEM_START = re.compile(r"^(?:[-*+•‣▪]|\d+(?:\.\d+)*[.)]|[a-z][.)])\s+")
+# a labelled line ("Date: 2025-06-30", "Batch 1: 24 nodes"): a new one after a line that ended a sentence
+LABEL_START = re.compile(r"^[A-Z][\w .()/-]{0,30}:\s")
+SENTENCE_END = (".", "!", "?", ":", ")")
+
+
+def page_text(text: str) -> str:
+    """A page's text as other documents' sections hold theirs: a paragraph, a list item or a heading a line.
+
+    pypdf gives the lines where the layout wrapped them. A line runs on into the next when it fills the page's
+    width (a wrapped line: at least SHORT_LINE of the width most lines reach), when the next is indented
+    under it (an item's continuation) or when it ends mid-sentence and the next goes on in lower case,
+    unless the next starts a list item or a numbered heading, or is a labelled line after a finished
+    sentence. Joined into one run, as pages were, "2. Delivery schedule" ran into its first sentence and
+    each item's date lost the item it belongs to."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    widths = sorted(len(line.strip()) for line in lines)
+    full = widths[(len(widths) * 9) // 10]
+    out: list[str] = []
+    wrapped = False
+    for raw in lines:
+        line = " ".join(raw.split())
+        if out and runs_on(out[-1], raw, line, wrapped):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+        wrapped = len(line) >= SHORT_LINE * full
+    return "\n".join(out)
+
+
+def runs_on(before: str, raw: str, line: str, wrapped: bool) -> bool:
+    """Does the page's `line` (`raw` as extracted) go on from the text `before` it (`page_text`)?"""
+    finished = before.endswith(SENTENCE_END)
+    if ITEM_START.match(line) or (LABEL_START.match(line) and finished):
+        return False
+    return wrapped or raw[:1].isspace() or (line[:1].islower() and not finished)
+
+
 def _read(data: bytes) -> tuple[Document, list[str]]:
     from pypdf import PdfReader
 
@@ -179,8 +223,7 @@ def _read(data: bytes) -> tuple[Document, list[str]]:
             empty += 1
             continue
         heading = titles.get(number) or f"Page {number}"
-        # a page's lines are where the layout wrapped them, not paragraphs or list items: one run of text
-        sections.append(Section(heading, " ".join(text.split()), number, page=number, anchor=f"page-{number}"))
+        sections.append(Section(heading, page_text(text), number, page=number, anchor=f"page-{number}"))
     if not sections:
         if over:
             raise PdfProblem(
