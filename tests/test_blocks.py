@@ -174,7 +174,8 @@ Still open
        kubectl -n kueue-system get secret webhook-cert -o jsonpath='{.data.tls\\.crt}' | openssl x509 -noout -enddate
    then force a renewal with
     cmctl renew -n kueue-system webhook-cert
-   and tell the users.
+   and tell the users, who can re-run the job with -v to see the log and then
+   resubmit it.
 
 Useful this week:
   kubectl get nodes -l gpu-flavor=h100 --field-selector spec.unschedulable=true
@@ -189,7 +190,10 @@ def test_indented_shell_commands_in_text_notes_stay_lines_of_a_block() -> None:
     document = read_text_document(HANDOVER)
     texts = {section.heading: section.text for section in document.sections}
     assert "NVLink errors on GPU 3. Cordoned and drained on 2025-07-10. Do not uncordon." in texts["Still open"]
-    assert "```\ncmctl renew -n kueue-system webhook-cert\n```\nand tell the users." in texts["Still open"]
+    assert (
+        "```\ncmctl renew -n kueue-system webhook-cert\n```\nand tell the users, who can re-run the job with -v to "
+        "see the log and then resubmit it." in texts["Still open"]
+    )
     assert "Check its end date with\n```\nkubectl -n kueue-system get secret" in texts["Still open"]
     assert texts["Useful this week"] == (
         "```\nkubectl get nodes -l gpu-flavor=h100 --field-selector spec.unschedulable=true\n"

@@ -16,7 +16,7 @@ from itertools import takewhile
 from assistant.blocks import fenced, is_block
 from assistant.knowledge.documents import Document, Section
 from assistant.knowledge.site_markup import FENCE
-from assistant.text import slugify
+from assistant.text import STOPWORDS, slugify
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
 # an indented line that is a shell command: a `$ ` prompt, or a lower-case program or path and a flag after it
@@ -91,9 +91,13 @@ def paragraph_text(lines: list[str]) -> str:
 
 def is_command(line: str) -> bool:
     """An indented line of notes that reads as a shell command (`COMMAND`), not a sentence wrapped onto it:
-    no list item, no full stop at its end."""
+    no list item, no full stop at its end, and few of prose's function words ("the job with -v to see the log
+    and then" is a wrapped sentence that names a flag)."""
     stripped = line.strip()
-    return bool(COMMAND.match(line)) and not LIST_ITEM.match(stripped) and not stripped.endswith(".")
+    if not COMMAND.match(line) or LIST_ITEM.match(stripped) or stripped.endswith("."):
+        return False
+    tokens = stripped.lower().split()
+    return sum(token in STOPWORDS for token in tokens) <= len(tokens) // 4
 
 
 def hash_heading(line: str) -> str | None:
