@@ -621,3 +621,39 @@ def test_a_close_alternatives_sentence_shows_the_block_it_introduces(tmp_path: P
     quoted = next(n for n, line in enumerate(lines) if "consider backing up workflows" in line)
     assert lines[quoted + 1 : quoted + 3] == ["```bash", "kubectl get wf,cwf,cwft,wftmpl -A -o yaml > backup.yaml"]
     assert "kubectl apply" not in answer.text  # the block two sentences on introduces nothing it quotes
+
+
+SOURCE_BUILD = """# Installation details
+
+## Building for the correct architectures
+
+If you're getting the following error:
+
+```
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+```
+
+when running the trainer, the CUDA extensions were not built for the card you are using.
+
+When building from source the trainer supports only the architectures visible at the time of building.
+
+```bash
+TORCH_CUDA_ARCH_LIST="6.1;7.5;8.6" pip install .
+```
+
+To see which architectures get included, save the build log and grep for gencode arguments.
+"""
+
+
+def test_a_supporting_sentence_shows_the_block_it_introduces_too(tmp_path: Path) -> None:
+    """The lead shows the error block it introduces; the sentence about building from source is followed by the
+    build line with the fix, which no answer showed (one block a section, the lead's)."""
+    bot = documents_assistant_of(tmp_path, {"install.md": SOURCE_BUILD})
+    answer = bot.ask(
+        "If I'm getting RuntimeError: CUDA error: no kernel image is available for execution on the device after "
+        "building from source, what's wrong?"
+    )
+    lines = answer.text.splitlines()
+    assert any("no kernel image is available" in line for line in lines[:3]), answer.text
+    building = next(n for n, line in enumerate(lines) if "visible at the time of building" in line)
+    assert lines[building + 1 : building + 3] == ["```bash", 'TORCH_CUDA_ARCH_LIST="6.1;7.5;8.6" pip install .']

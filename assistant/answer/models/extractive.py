@@ -428,15 +428,16 @@ def with_what_follows(lines: list[str], candidates: list[Candidate]) -> list[str
 
 
 def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> list[str]:
-    """Each quoted sentence of another section than the lead's, with the code block it introduces (within
-    FOLLOWS sentences after it, in its chunk) right after it: a close alternative's "You should consider
-    backing this up regularly." is followed by its "Exporting example:" block, which holds the command."""
-    lead_id = cited_id(lines[0]) if lines else None
+    """Each quoted sentence with the code block it introduces (within FOLLOWS sentences after it, in its chunk)
+    right after it, unless the answer shows that block already: a close alternative's "You should consider
+    backing this up regularly." is followed by its "Exporting example:" block, which holds the command, and a
+    supporting sentence's "... it'll only support the architectures visible at the time of building." by the
+    `TORCH_CUDA_ARCH_LIST=...` build line (`with_code_block` shows one block, the lead's)."""
     out: list[str] = []
     for line in lines:
         out.append(line)
         cited = cited_id(line)
-        if cited is None or cited == lead_id or is_cited_code(line):
+        if cited is None or is_cited_code(line):
             continue
         for n, quoted in enumerate(candidates):
             if quoted.entry_id != cited or not quoted_as(quoted, line):
