@@ -620,7 +620,7 @@ def test_a_close_alternatives_sentence_shows_the_block_it_introduces(tmp_path: P
     assert "[doc:cron.md#" in lines[0], answer.text  # the other section is the alternative, not the lead
     quoted = next(n for n, line in enumerate(lines) if "consider backing up workflows" in line)
     assert lines[quoted + 1 : quoted + 3] == ["```bash", "kubectl get wf,cwf,cwft,wftmpl -A -o yaml > backup.yaml"]
-    assert "kubectl apply" not in answer.text  # the block two sentences on introduces nothing it quotes
+    assert "kubectl apply" not in answer.text  # the import block follows no quoted sentence
 
 
 SOURCE_BUILD = """# Installation details
