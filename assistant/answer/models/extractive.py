@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from assistant.answer.closeness import Closeness
@@ -437,17 +437,19 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
     for line in lines:
         out.append(line)
         cited = cited_id(line)
-        if cited is None or is_cited_code(line):
-            continue
-        for n, quoted in enumerate(candidates):
-            if quoted.entry_id != cited or not quoted_as(quoted, line):
-                continue
-            following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == quoted.rank]
-            block = next((c for c in following if c.entry_id == cited and is_code(c.text)), None)
-            if block is not None and (shown := cite(block.text, cited)) not in lines and shown not in out:
-                out.append(shown)
-            break
+        block = next(blocks_after(line, cited, candidates), None) if cited and not is_cited_code(line) else None
+        if block is not None and (shown := cite(block.text, block.entry_id)) not in lines and shown not in out:
+            out.append(shown)
     return out
+
+
+def blocks_after(line: str, entry_id: str, candidates: list[Candidate]) -> Iterator[Candidate | None]:
+    """For each place the candidate `line` quotes (of `entry_id`) stands in the context, the code block within
+    FOLLOWS sentences after it in its chunk, or None: a sentence may close one chunk and open the next."""
+    for n, quoted in enumerate(candidates):
+        if quoted.entry_id == entry_id and quoted_as(quoted, line):
+            following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == quoted.rank]
+            yield next((c for c in following if c.entry_id == entry_id and is_code(c.text)), None)
 
 
 def sentence_first(lines: list[str]) -> list[str]:
@@ -500,15 +502,9 @@ def with_code_block(
         return with_sibling_code(lines, views, question, layout, lead_id) if not shares else lines
     asked = content_words(question)
     fitting = max(code, key=lambda c: (len(asked & content_words(block_words(c.text))), -c.position))
-    best = fitting if len(asked & content_words(block_words(fitting.text))) >= shares else None
     # the lead may close one chunk and open the next (the chunks' overlap): each place it stands is looked at
-    for n, lead in enumerate(candidates):
-        if lead.entry_id == lead_id and quoted_as(lead, lines[0]):
-            following = [c for c in candidates[n + 1 : n + 1 + FOLLOWS] if c.rank == lead.rank]
-            introduced = next((c for c in following if c.entry_id == lead_id and is_code(c.text)), None)
-            if introduced is not None:
-                best = introduced
-                break
+    introduced = next((block for block in blocks_after(lines[0], lead_id, candidates) if block), None)
+    best = introduced or (fitting if len(asked & content_words(block_words(fitting.text))) >= shares else None)
     if best is None:
         return lines
     return after_lead(lines, cite(best.text, lead_id))
