@@ -477,6 +477,13 @@ def test_the_things_a_question_asks_a_quantity_of(asking: str, nouns: list[str])
     [
         ("How much RAM does the controller need for 5,000 nodes?", "count"),
         ("What percentage of jobs are preempted?", "count"),
+        ("At most how many experiments will the autotuner try?", "count"),
+        ("Into how many slices can one card be split?", "count"),
+        ("What's the default cap on how many jobs the controller keeps?", "count"),
+        # "how much" in a clause a verb or its object takes asks for no figure
+        ("Which field caps how much they hand out?", None),
+        ("Can the tool tell us roughly how much memory a model needs?", None),
+        ("When the scheduler works out how much room is left in a rack, which nodes does it count?", None),
         ("What's the default value of the --workflow-workers flag?", "default"),
         ("Which default timeout does the launcher use?", "default"),
         ("Which offline stores can do that, and is the default local Dask one ok for big data?", None),

@@ -136,3 +136,51 @@ def test_a_question_that_asks_which_version(asking: str, version: bool) -> None:
     from assistant.question.value_kinds import asks_which_version
 
     assert asks_which_version(asking) is version
+
+
+QUEUER = """# Queuer reference
+
+## Settings reference
+
+- **retry.limitCount** - indicates how many times a failed provisioning request is tried again. Defaults to 3.
+- **retry.maxSeconds** - the longest wait, in seconds, before a request is tried again. Defaults to 1800.
+
+## Lending between teams
+
+The lendingLimit field sets the most quota that a team's queue hands to the other teams of its group.
+
+## Free capacity on a node
+
+Free capacity counts only nodes whose condition is Ready, and subtracts the requests of pods the
+scheduler does not place itself, such as DaemonSets and static pods.
+
+## Limitations of Ray jobs
+
+- A Queuer managed RayJob cannot reuse an existing RayCluster.
+- Because a workload holds at most 8 PodSets, the maximum number of `spec.clusterSpec.workerGroupSpecs` is 7.
+"""
+
+
+@pytest.fixture(scope="module")
+def queuer_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return documents_assistant_of(tmp_path_factory.mktemp("queuer"), {"reference.md": QUEUER})
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        # "Defaults to 3." goes on about its list item's first sentence, which says what is asked
+        ("How many times does Queuer retry a failed provisioning request by default?", "Defaults to 3"),
+        # "how much" in a clause that "caps" takes asks for no figure: the field is the answer
+        ("Which field caps how much one team hands out to the others?", "lendingLimit"),
+        # ... nor in one that "works out" takes; and "DaemonSet" is the pages' "DaemonSets"
+        ("When the scheduler works out how much room is left on a node, does it count DaemonSet pods?", "DaemonSets"),
+        # "Queuer-managed" is the pages' "Queuer managed"; `workerGroupSpecs` names worker groups: the section
+        # answers (which of its lines leads is the sentence choice's, not checked here)
+        ("How many worker groups can a Queuer-managed RayJob have at most?", "#limitations-of-ray-jobs]"),
+    ],
+)
+def test_a_value_said_in_the_pages_own_way_answers(queuer_bot: Assistant, question: str, fact: str) -> None:
+    answer = queuer_bot.ask(question)
+    assert not answer.refused, answer.text
+    assert fact in answer.text, answer.text

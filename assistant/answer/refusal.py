@@ -89,12 +89,13 @@ class Decision:
 
 
 def unknown_names(names: Iterable[str], vocabulary: frozenset[str]) -> tuple[str, ...]:
-    """The names (`Reading.names`) that no entry of the knowledge contains (plurals forgiven: H100s; a
-    size spelt out, "352-billion-parameter", is known as the "352B" an abstract writes)."""
+    """The names (`Reading.names`) that no entry of the knowledge contains (a plural forgiven either way:
+    H100s asked, DaemonSet asked of pages that say DaemonSets; a size spelt out, "352-billion-parameter", is
+    known as the "352B" an abstract writes)."""
     out = []
     for name in names:
         word = name.lower()
-        if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary):
+        if word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary) or f"{word}s" in vocabulary:
             continue
         if any(form in vocabulary for form in name_forms(word)[1:] if " " not in form):
             continue
@@ -124,8 +125,9 @@ def name_forms(name: str) -> list[str]:
 
 
 def mentions(text: str, name: str) -> bool:
-    """Does the lower-cased text hold the name in one of its forms (`name_forms`)?"""
-    return any(form in text for form in name_forms(name))
+    """Does the lower-cased text hold the name in one of its forms (`name_forms`), a hyphen written as a space
+    or not ("Kueue-managed" of pages that say "Kueue managed")?"""
+    return any(form in text or form.replace("-", " ") in text for form in name_forms(name))
 
 
 def subject_words(reading: Reading) -> set[str]:

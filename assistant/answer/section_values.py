@@ -37,6 +37,7 @@ from itertools import pairwise
 
 from assistant.knowledge.stated_values import pipeline, states_new_value
 from assistant.question.names import ASKED_KEY
+from assistant.question.value_kinds import figure_asked
 from assistant.text import content_words, split_sentences, words
 
 # a figure on a line: digits (with a unit letter or a per cent sign), or a number written as a word
@@ -108,15 +109,18 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
     coded = {key.lower().lstrip("-") for key in ASKED_KEY.findall(asking)}
     if any(name in title.lower() for name in coded):  # the section is the key's own
         coded = set()
-    topic = content_words(asking) - ASKING_FRAME
+    topic = word_parts(asking) - ASKING_FRAME
     heading = content_words(title.rsplit("›", 1)[-1])  # its own heading: a page's title is every section's
     share = kind == "count" and bool(SHARE_ASKED & set(words(asking)))
-    for before, line in pairwise(["", *sentences(text)]):
+    for (_, before), (same_line, line) in pairwise([(False, ""), *line_sentences(text)]):
         near = f"{before}\n{line}".lower()
         if coded and not any(name in near for name in coded):
             continue
         labelled = kind == "default" and bool(DEFAULT_LABEL.match(line))  # the section's own: "Default value: 30s"
-        if not coded and not labelled and not topic & (content_words(line) | heading):
+        # a sentence goes on about what the one before it on its line says: "- **retryStrategy.backoffLimitCount**
+        # - indicates how many times ... should be retried. Defaults to 3."
+        about = word_parts(line) | (word_parts(before) if same_line else set()) | heading
+        if not coded and not labelled and not topic & about:
             continue
         found = [m for m in FIGURE.finditer(line) if figure(m.group(), kind) and m.group().lower() not in question]
         if share:  # "what percentage of ...": a share, not any number
@@ -127,6 +131,14 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
             return True
     return False
 
+
+def word_parts(text: str) -> set[str]:
+    """`content_words`, and those of the words joined into identifiers and compounds: "the maximum number of
+    `spec.rayClusterSpec.workerGroupSpecs`" is about worker groups, "a Kueue-managed RayJob" about Kueue."""
+    return content_words(text) | content_words(JOINS.sub(" ", text))
+
+
+JOINS = re.compile(r"(?<=[a-z])(?=[A-Z])|[._-]")  # where an identifier or a compound joins its words
 
 SHARE_ASKED = frozenset({"percentage", "percent"})
 # a line that is a section's default, labelled: "Default value: 30s", "Default: true" (a property's own section)
@@ -144,6 +156,11 @@ def figure(text: str, kind: str) -> bool:
     return kind != "count" or len(parts) < 2 or not all(part.isdigit() for part in parts)
 
 
+def line_sentences(text: str) -> list[tuple[bool, str]]:
+    """`sentences(text)`, each with whether it follows another sentence of its own line."""
+    return [(n > 0, sentence) for line in text.splitlines() for n, sentence in enumerate(split_sentences(line))]
+
+
 def sentences(text: str) -> list[str]:
     """The section's sentences, list items and table rows: its lines (chunks keep one of those a line,
     or a paragraph), each split into sentences."""
@@ -155,8 +172,8 @@ def measured(asking: str) -> list[str]:
     contributors ...?" -> stars; "how much money did it cost ...?" -> money; "how much does it cost?" and
     "how many are there?" -> none (no noun follows)."""
     tokens = words(asking)
-    if not any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)):
-        return []  # the parse is read only when a quantity is asked
+    if not any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or not figure_asked(asking):
+        return []  # the parse is read only when a quantity is asked ("which field caps how much ...?" asks none)
     parsed = pipeline()(asking)
     return [
         token.head.text

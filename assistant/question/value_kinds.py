@@ -165,12 +165,35 @@ def documents_kind(asking: str) -> str | None:
     can do that, and is the default one ok?" asks whether it is ok."""
     tokens = words(asking.lower())
     how_many = any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens))
-    if how_many or {"percentage", "percent"} & set(tokens):
+    if (how_many and figure_asked(asking)) or {"percentage", "percent"} & set(tokens):
         return "count"
     if tokens[:1] in (["what"], ["which"], ["whats"]) and "default" in tokens[1:5]:  # not "is the default one ok?"
         return "default"
     return None
 
+
+@lru_cache(maxsize=1024)
+def figure_asked(asking: str) -> bool:
+    """Does some "how many" or "how much" of the asking sentences ask for the figure, rather than stand in a
+    clause a verb or its object takes ("Which field caps how much they hand out?", "can the tool tell us
+    roughly how much memory it needs?", "when Kueue works out how much room is left, which nodes ...?")?
+    Read by spaCy's tagger: the word before "how", adverbs skipped, is no verb, particle or personal pronoun
+    ("at most how many", "into how many", "by default, every how many steps")."""
+    from assistant.knowledge.stated_values import pipeline
+
+    parsed = pipeline()(asking)
+    for token in parsed[:-1]:
+        if token.lower_ != "how" or parsed[token.i + 1].lower_ not in ("many", "much"):
+            continue
+        before = token.i - 1
+        while before >= 0 and parsed[before].tag_ in ("RB", "RBR", "RBS"):
+            before -= 1
+        if before < 0 or not EMBEDS.match(parsed[before].tag_):
+            return True
+    return False
+
+
+EMBEDS = re.compile(r"VB|RP$|PRP$")  # a verb, a verb's particle ("works out"), a pronoun as its object ("tell us")
 
 QUESTION_WORDS = frozenset({"how", "what", "which", "who", "whom", "whose", "when", "where", "why"})
 AUXILIARIES = frozenset({"do", "does", "did", "can", "could", "should", "would", "will", "is", "are", "to"})

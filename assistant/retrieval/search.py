@@ -241,8 +241,9 @@ class Retriever:
         (TF1, Llama3) and a hyphen optional (NVL-72 is NVL72); a hyphenated compound by its name-like parts
         (open-ISA, spill-to-RAM); a phrase or a configuration key as written."""
         lowered = name.lower()
-        if " " in lowered or "_" in lowered or lowered.startswith("--"):
-            return self.tables.said_anywhere(lowered)
+        if " " in lowered or "_" in lowered or lowered.startswith("--"):  # a hyphen or a space joins alike:
+            joined = {lowered, lowered.replace("-", " "), lowered.replace(" ", "-")}  # "Kueue-managed RayJob"
+            return any(self.tables.said_anywhere(form) for form in joined)
         if self.knows_word(lowered) or self.knows_word(lowered.replace("-", "")):
             return True
         parts = [p for p in name.split("-") if p != name and p.lower() != p and len(p) > 1]
