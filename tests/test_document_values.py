@@ -184,3 +184,25 @@ def test_a_value_said_in_the_pages_own_way_answers(queuer_bot: Assistant, questi
     answer = queuer_bot.ask(question)
     assert not answer.refused, answer.text
     assert fact in answer.text, answer.text
+
+
+TEAM = """# ML platform team
+
+## Who we are
+
+Aisha Rahman leads the ML platform team. Tomas Berg is the platform's product owner.
+We run the GPU clusters and the model-serving platform.
+"""
+
+
+@pytest.fixture(scope="module")
+def team_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return documents_assistant_of(tmp_path_factory.mktemp("team"), {"team.md": TEAM})
+
+
+def test_who_holds_a_role_is_answered_by_a_line_that_says_the_role(team_bot: Assistant) -> None:
+    """A person on a line about the ML platform is not its product manager: the role asked must be said."""
+    owner = team_bot.ask("Who is the product owner for the ML platform?")
+    assert not owner.refused, owner.text
+    assert "Tomas Berg" in owner.text, owner.text
+    assert team_bot.ask("Who is the product manager for the ML platform?").refused

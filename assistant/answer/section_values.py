@@ -72,12 +72,30 @@ def entity_on_topic(kind: str, title: str, text: str, asking: str, names: Iterab
     if not topic:  # the sentence asks only about a name ("who is Ada Okonkwo?"): the section is about it
         return states_new_value(kind, text, question)
     shared = 2 if len(topic) >= LONG_TOPIC else 1  # "originally built ... before it was open-sourced": not "built"
+    role = asked_role(asking) if kind == "person" else None
     return any(
         len(topic & content_words(line)) >= shared
         and all(item.search(line) or item.search(title) for item in numbered)
+        and (role is None or role in content_words(f"{title}\n{line}"))
         and states_new_value(kind, line, question)
         for line in sentences(text)
     )
+
+
+@lru_cache(maxsize=1024)
+def asked_role(asking: str) -> str | None:
+    """The role a "who is the ...?" asks the holder of, stemmed: "Who is the product manager for the ML
+    platform?" -> manager; "who is that team's quota owner?" -> owner. A person named on a line about the ML
+    platform is not its product manager unless the line, or its section's heading, says manager. Read by
+    spaCy's parser: a common noun as subject or attribute of "be", "who" the other."""
+    for sentence in pipeline()(asking).sents:
+        root = sentence.root
+        if root.lemma_ != "be" or not any(child.lower_ == "who" for child in root.children):
+            continue
+        for child in root.children:
+            if child.dep_ in ("nsubj", "attr") and child.pos_ == "NOUN":
+                return next(iter(content_words(child.text)), None)
+    return None
 
 
 @lru_cache(maxsize=1024)
