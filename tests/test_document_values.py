@@ -206,3 +206,117 @@ def test_who_holds_a_role_is_answered_by_a_line_that_says_the_role(team_bot: Ass
     assert not owner.refused, owner.text
     assert "Tomas Berg" in owner.text, owner.text
     assert team_bot.ask("Who is the product manager for the ML platform?").refused
+
+
+@pytest.mark.parametrize(
+    ("asking", "address"),
+    [
+        ("What email address should I use to privately report a security vulnerability?", True),
+        ("Who do I contact, or which email, to report a vulnerability?", True),
+        ("whats the e-mail for the on-call team?", True),
+        ("How do I set up email alerts for failed jobs?", False),  # asks how
+        ("Which alerts does the scheduler send by email?", False),
+    ],
+)
+def test_a_question_that_asks_an_email_address(asking: str, address: bool) -> None:
+    from assistant.question.value_kinds import asks_an_address
+
+    assert asks_an_address(asking) is address
+
+
+SECURITY = """# Security
+
+## Reporting a vulnerability
+
+Please report security vulnerabilities privately, not in a public issue.
+"""
+
+
+def test_an_email_address_asked_of_pages_that_state_none_is_refused(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A section on reporting vulnerabilities that gives no address does not answer which address to use;
+    one that gives it does."""
+    question = "What email address should I use to privately report a security vulnerability?"
+    without = documents_assistant_of(tmp_path_factory.mktemp("no-address"), {"security.md": SECURITY})
+    refused = without.ask(question)
+    assert refused.refused and "email address" in refused.text, refused.text
+    stated = SECURITY + "Write to security@example.org with the details.\n"
+    with_address = documents_assistant_of(tmp_path_factory.mktemp("address"), {"security.md": stated})
+    answer = with_address.ask(question)
+    assert not answer.refused and "security@example.org" in answer.text, answer.text
+
+
+SERVO = {
+    "overview.md": """# Servo overview
+
+## What Servo is
+
+Servo serves models on Kubernetes. Servo scales each model with its traffic.
+
+## Installing Servo
+
+Install Servo with its Helm chart. Servo needs cert-manager first.
+""",
+    "rollout.md": """# Canary rollout
+
+## How Servo splits traffic
+
+Servo sends part of the traffic to the new version. The canaryTrafficPercent field sets the share of traffic
+that the new version gets; the rest stays on the old version.
+""",
+    "transformer.md": """# Custom transformers
+
+## Transformer arguments
+
+- `--request_timeout_seconds`: The timeout for the request sent to the predictor. The default value is 600 seconds.
+- `--request_retries`: The number of retries for the request sent to the predictor. The default value is 0.
+
+## Model server arguments
+
+- `--max_message_length`: The largest gRPC message the Python model server takes. The default is 8388608 bytes.
+""",
+    "multi-node.md": """# Multi-node serving
+
+## Hugging Face vLLM runtime restrictions
+
+- Only four GPU types are allowed: nvidia.com/gpu, intel.com/gpu, amd.com/gpu and habana.ai/gaudi.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def servo_bot(tmp_path_factory: pytest.TempPathFactory) -> Assistant:
+    return documents_assistant_of(tmp_path_factory.mktemp("servo"), SERVO)
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        # "is it a percentage?" asks yes or no, not for a share: the field is the answer
+        ("How is the traffic share for the new version expressed, is it a percentage?", "canaryTrafficPercent"),
+        # "Servo" is what most sections say: the transformer's section need not repeat it
+        ("What's the default timeout, and how many retries, when a Servo transformer calls its predictor?", "600"),
+        # ... nor is "Servo Python" a compound the pages must write as one
+        ("By default how large can a gRPC message be in the Servo Python model server?", "8388608"),
+        # "HF vLLM" is the pages' "Hugging Face vLLM"
+        ("How many GPU types does the HF vLLM runtime accept?", "four GPU types"),
+    ],
+)
+def test_a_value_about_the_documents_subject_answers(servo_bot: Assistant, question: str, fact: str) -> None:
+    answer = servo_bot.ask(question)
+    assert not answer.refused, answer.text
+    assert fact in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    ("asking", "share"),
+    [
+        ("What percentage of jobs are preempted?", True),
+        ("which percent of the traffic goes to the canary?", True),
+        ("How is the share expressed, is it a percentage in both?", False),
+    ],
+)
+def test_a_question_that_asks_for_a_percentage(asking: str, share: bool) -> None:
+    from assistant.question.value_kinds import share_asked
+    from assistant.text import words
+
+    assert share_asked(words(asking.lower())) is share

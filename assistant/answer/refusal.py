@@ -43,7 +43,13 @@ from assistant.answer.section_values import measured, section_states
 from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
-from assistant.question.value_kinds import KIND_NAMES, asks_how, asks_which_version, documents_kind
+from assistant.question.value_kinds import (
+    KIND_NAMES,
+    asks_an_address,
+    asks_how,
+    asks_which_version,
+    documents_kind,
+)
 from assistant.text import any_phrase, content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
@@ -141,7 +147,9 @@ FRAME_WORDS = content_words(
 )
 
 
-def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> bool:
+def kind_supported(
+    kind: str, reading: Reading, entries: Iterable[Entry], everywhere: frozenset[str] = frozenset()
+) -> bool:
     """Does some sentence of these entries state that kind of value about the question's subject?
 
     The sentence must hold the value (a dollar figure, a year, a number with a unit, ...) and
@@ -154,7 +162,8 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
 
     A section of a team's documents is asked only for the asking sentence's names: the asker's scene
     ("What's the chargeback rate for an H100? Need it for our Q3 budget.") is not what a section about the
-    value must say.
+    value must say, nor is a name most of the documents use (`everywhere`, `pervasive`: "KServe" of KServe's
+    pages), which a section about its transformer need not repeat.
     """
     if kind == "opinion":  # the knowledge states findings, never our opinion
         return False
@@ -168,7 +177,7 @@ def kind_supported(kind: str, reading: Reading, entries: Iterable[Entry]) -> boo
     for entry in entries:
         whole = f"{entry.title}. {entry.text}"
         if entry.kind == "document":  # a team's section: read for values in its own words (`section_values`)
-            if section_answers(kind, entry, whole, asked, subject, reading):
+            if section_answers(kind, entry, whole, asked - everywhere, subject, reading):
                 return True
             continue
         if evidence is None:  # a kind only documents are asked for (`value_kinds.documents_kind`)
@@ -294,6 +303,8 @@ def gather(
     refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
     documents = bool(best) and all(entry.kind == "document" for entry in best)
     kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
+    if documents and asks_an_address(reading.asking):
+        kind = "email"
     if documents and kind == "opinion":  # a team's pages recommend ("use the TE backend for FP8"); abstracts do not
         kind = None
     if documents and kind in ("person", "company", "date") and asks_how(reading.asking):
@@ -303,16 +314,23 @@ def gather(
     asked = reading.topic_words  # "whats", "tho": typed fast, not unknown topics
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)
-    if documents:  # "ResourceQuota" of pages that write "resource quota"
-        missing = tuple(name for name in missing if not written_apart(name, best))
+    if documents:  # "ResourceQuota" of pages that write "resource quota", "HF" of pages that say "Hugging Face"
+        missing = tuple(name for name in missing if not written_apart(name, best) and not abbreviated(name, best))
+    everywhere = pervasive(reading.names, document_frequency, entries) if documents else frozenset()
     if documents and not missing:
-        missing = unknown_compounds(reading, known)
+        missing = tuple(
+            compound
+            for compound in unknown_compounds(reading, known)
+            if compound.split()[0].lower() not in everywhere and not abbreviated(compound, best)
+        )
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     names_unknown = unknown_names(reading.names, vocabulary)
     if documents:
-        names_unknown = tuple(name for name in names_unknown if not written_apart(name, best))
+        names_unknown = tuple(n for n in names_unknown if not written_apart(n, best) and not abbreviated(n, best))
+        # what a section need not write as asked: the documents' subject, and a name it writes its own way
+        everywhere |= name_keys(n for n in reading.names if written_apart(n, best) or abbreviated(n, best))
     unmeasured = tuple(noun for noun in measured(reading.asking) if not known(noun.lower())) if documents else ()
     if unmeasured:  # "how many watts ...?" of pages that never say watt: no section states it (`section_values`)
         kind, names_unknown = kind or "count", (*names_unknown, *unmeasured)
@@ -324,7 +342,7 @@ def gather(
         and (
             kind is None
             or (documents and kind == "howto" and not names_unknown)
-            or kind_supported(kind, reading, best)
+            or kind_supported(kind, reading, best, everywhere)
             or states_value(kind, reading, best)
             or (documents and every_part_answered(reading, best))
         ),
@@ -372,6 +390,36 @@ def unknown_compounds(reading: Reading, knows: Callable[[str], bool]) -> tuple[s
         if f"{first} {second}" in reading.asking and not (first[:1].isdigit() or second[:1].isdigit())
     ]
     return tuple(c for c in compounds if not knows(c))
+
+
+EVERYWHERE = 0.3  # of the entries: a name a third of the sections use is what the documents are about
+
+
+def pervasive(names: Iterable[str], document_frequency: Mapping[str, int], entries: int) -> frozenset[str]:
+    """The names (as `name_keys` writes them) whose every word a third or more of the entries use: the
+    documents' own subject ("KServe" of KServe's pages, where 40% of the sections say it). A section need not
+    repeat it, and "KServe Python model server" is no compound the pages must write as one."""
+    floor = EVERYWHERE * entries
+    return frozenset(
+        key
+        for key in name_keys(names)
+        if (stemmed := content_words(key)) and all(document_frequency.get(word, 0) >= floor for word in stemmed)
+    )
+
+
+def abbreviated(name: str, best: list[Entry]) -> bool:
+    """Is a name with an acronym ("HF", "HF vLLM") written out in the best sections ("Hugging Face vLLM")? An
+    acronym of two to four capitals stands for as many consecutive capitalised words with those initials."""
+    words_of = name.split()
+    acronyms = [word.isupper() and word.isalpha() and 2 <= len(word) <= 4 for word in words_of]
+    if not any(acronyms):
+        return False
+    pattern = r"[\s-]+".join(
+        r"[\s-]".join(rf"{letter}[a-z]+" for letter in word) if acronym else rf"(?i:{re.escape(word)})"
+        for word, acronym in zip(words_of, acronyms, strict=True)
+    )
+    written = re.compile(rf"\b{pattern}\b")
+    return any(written.search(f"{entry.title}\n{entry.text}") for entry in best)
 
 
 def written_apart(name: str, best: list[Entry]) -> bool:

@@ -60,7 +60,12 @@ def section_states(kind: str, title: str, text: str, asking: str, names: Iterabl
         return entity_on_topic(kind, title, text, asking, names, question)
     if kind in ("count", "default"):
         return figure_on_topic(kind, title, text, asking, question)
+    if kind == "email":  # an address is read by its form: a section that states none does not answer
+        return bool(EMAIL_ADDRESS.search(text))
     return states_new_value(kind, text, question)
+
+
+EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def entity_on_topic(kind: str, title: str, text: str, asking: str, names: Iterable[str], question: str) -> bool:

@@ -135,6 +135,7 @@ KIND_NAMES = {
     "howto": "commands or install steps",
     "opinion": "opinion",
     "default": "default value",
+    "email": "email address",
 }
 
 
@@ -163,13 +164,41 @@ def documents_kind(asking: str) -> str | None:
     figures, and a section that states none does not answer them (`answer/section_values.py`). A default
     is asked when the question opens with it ("what's the default ...", "which default ..."): "which stores
     can do that, and is the default one ok?" asks whether it is ok."""
+    if asks_an_address(asking):
+        return "email"
     tokens = words(asking.lower())
     how_many = any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens))
-    if (how_many and figure_asked(asking)) or {"percentage", "percent"} & set(tokens):
+    if (how_many and figure_asked(asking)) or share_asked(tokens):
         return "count"
     if tokens[:1] in (["what"], ["which"], ["whats"]) and "default" in tokens[1:5]:  # not "is the default one ok?"
         return "default"
     return None
+
+
+def share_asked(tokens: list[str]) -> bool:
+    """Is a percentage asked ("what percentage of jobs ...?", "which percent ..."), not asked about ("is it a
+    percentage in both?", a yes or no)? A question word within the two words before it asks for one."""
+    return any(
+        token in ("percentage", "percent") and QUESTION_WORDS & set(tokens[max(0, n - 2) : n])
+        for n, token in enumerate(tokens)
+    )
+
+
+MAIL = frozenset({"email", "e-mail", "mail"})
+
+
+def asks_an_address(asking: str) -> bool:
+    """Do the asking sentences ask which email address: "what email address should I use ...?", "who do I
+    contact, or which email, ...?" (a "what" or "which" with an email among its next three words, or an
+    email address asked by any question word but "how": "how do I set up email alerts?" asks how). The
+    address is what is asked, whatever else the readers see: "what email address should I use" reads as a
+    how-to to them."""
+    tokens = words(asking.lower())
+    for n, token in enumerate(tokens):
+        if token in ("what", "which", "whats") and MAIL & set(tokens[n + 1 : n + 4]):
+            return True
+    first = next((token for token in tokens if token in QUESTION_WORDS), None)
+    return first not in (None, "how") and any(a in MAIL and b == "address" for a, b in pairwise(tokens))
 
 
 @lru_cache(maxsize=1024)
