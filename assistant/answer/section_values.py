@@ -35,7 +35,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from itertools import pairwise
 
-from assistant.knowledge.stated_values import pipeline, states_new_value
+from assistant.knowledge.stated_values import parsed as parsed_asking
+from assistant.knowledge.stated_values import states_new_value
 from assistant.question.names import ASKED_KEY
 from assistant.question.value_kinds import figure_asked
 from assistant.text import content_words, split_sentences, words
@@ -93,7 +94,7 @@ def asked_role(asking: str) -> str | None:
     platform?" -> manager; "who is that team's quota owner?" -> owner. A person named on a line about the ML
     platform is not its product manager unless the line, or its section's heading, says manager. Read by
     spaCy's parser: a common noun as subject or attribute of "be", "who" the other."""
-    for sentence in pipeline()(asking).sents:
+    for sentence in parsed_asking(asking).sents:
         root = sentence.root
         if root.lemma_ != "be" or not any(child.lower_ == "who" for child in root.children):
             continue
@@ -110,7 +111,7 @@ def numbered_things(asking: str) -> tuple[tuple[str, str], ...]:
     weighed."""
     if not any(character.isdigit() for character in asking):
         return ()
-    parsed = pipeline()(asking)
+    parsed = parsed_asking(asking)
     found = [
         (noun.lower_, number.text)
         for noun, number in pairwise(parsed)
@@ -140,9 +141,12 @@ def figure_on_topic(kind: str, title: str, text: str, asking: str, question: str
         if coded and not any(name in near for name in coded):
             continue
         labelled = kind == "default" and bool(DEFAULT_LABEL.match(line))  # the section's own: "Default value: 30s"
-        # a sentence goes on about what the one before it on its line says: "- **retryStrategy.backoffLimitCount**
-        # - indicates how many times ... should be retried. Defaults to 3."
-        about = word_parts(line) | (word_parts(before) if same_line else set()) | heading
+        # a sentence that names nothing but a value goes on about the one before it on its line: "-
+        # **retryStrategy.backoffLimitCount** - indicates how many times ... is retried. Defaults to 3." (not "The
+        # cleaner that removes the rest runs on 3 nodes.", which is about the cleaner)
+        own = word_parts(line)
+        goes_on = same_line and not {word for word in own - ASKING_FRAME if not word[:1].isdigit()}
+        about = own | (word_parts(before) if goes_on else set()) | heading
         if not coded and not labelled and not topic & about:
             continue
         found = [m for m in FIGURE.finditer(line) if figure(m.group(), kind) and m.group().lower() not in question]
@@ -197,7 +201,7 @@ def measured(asking: str) -> list[str]:
     tokens = words(asking)
     if not any(a == "how" and b in ("many", "much") for a, b in pairwise(tokens)) or not figure_asked(asking):
         return []  # the parse is read only when a quantity is asked ("which field caps how much ...?" asks none)
-    parsed = pipeline()(asking)
+    parsed = parsed_asking(asking)
     return [
         token.head.text
         for token in parsed[1:]

@@ -208,9 +208,9 @@ def figure_asked(asking: str) -> bool:
     roughly how much memory it needs?", "when Kueue works out how much room is left, which nodes ...?")?
     Read by spaCy's tagger: the word before "how", adverbs skipped, is no verb, particle or personal pronoun
     ("at most how many", "into how many", "by default, every how many steps")."""
-    from assistant.knowledge.stated_values import pipeline
+    from assistant.knowledge.stated_values import parsed as parse
 
-    parsed = pipeline()(asking)
+    parsed = parse(asking)
     for token in parsed[:-1]:
         if token.lower_ != "how" or parsed[token.i + 1].lower_ not in ("many", "much"):
             continue
