@@ -321,7 +321,7 @@ def gather(
         missing = tuple(
             compound
             for compound in unknown_compounds(reading, known)
-            if compound.split()[0].lower() not in everywhere and not abbreviated(compound, best)
+            if not (subject_led(compound, everywhere) or abbreviated(compound, best))
         )
     unknown = 0.0
     if asked and entries >= settings.vocabulary_entries:  # a small corpus lacks ordinary words; absence says little
@@ -405,6 +405,14 @@ def pervasive(names: Iterable[str], document_frequency: Mapping[str, int], entri
         for key in name_keys(names)
         if (stemmed := content_words(key)) and all(document_frequency.get(word, 0) >= floor for word in stemmed)
     )
+
+
+def subject_led(compound: str, everywhere: frozenset[str]) -> bool:
+    """Does a compound open with the documents' subject and go on with no number ("KServe Python model
+    server", which is KServe's Python model server)? "Argo Workflows v4.1" names a release of it, which the
+    pages must write."""
+    first, second = compound.split()[:2]
+    return bool(name_keys([first]) & everywhere) and not any(character.isdigit() for character in second)
 
 
 def abbreviated(name: str, best: list[Entry]) -> bool:

@@ -184,19 +184,25 @@ def share_asked(tokens: list[str]) -> bool:
     )
 
 
-MAIL = frozenset({"email", "e-mail", "mail"})
+MAIL = frozenset({"email", "e-mail"})
+# what follows an email that is asked for itself: "which email, to report ...?", "what email should I use?";
+# not "which email alerts ...?"
+MAIL_ASKED = frozenset({"address", "addresses", "should", "do", "does", "is", "can", "to", "for", "i", "we", "or"})
 
 
 def asks_an_address(asking: str) -> bool:
     """Do the asking sentences ask which email address: "what email address should I use ...?", "who do I
-    contact, or which email, ...?" (a "what" or "which" with an email among its next three words, or an
-    email address asked by any question word but "how": "how do I set up email alerts?" asks how). The
-    address is what is asked, whatever else the readers see: "what email address should I use" reads as a
-    how-to to them."""
+    contact, or which email, ...?" (a "what" or "which" with an email among its next three words, the email
+    asked for itself; or an email address asked by any question word but "how": "how do I set up email
+    alerts?" asks how, "which email alerts does it send?" asks about alerts). The address is what is asked,
+    whatever else the readers see: "what email address should I use" reads as a how-to to them."""
     tokens = words(asking.lower())
     for n, token in enumerate(tokens):
-        if token in ("what", "which", "whats") and MAIL & set(tokens[n + 1 : n + 4]):
-            return True
+        if token not in ("what", "which", "whats"):
+            continue
+        for at in range(n + 1, min(n + 4, len(tokens))):
+            if tokens[at] in MAIL and (at + 1 == len(tokens) or tokens[at + 1] in MAIL_ASKED):
+                return True
     first = next((token for token in tokens if token in QUESTION_WORDS), None)
     return first not in (None, "how") and any(a in MAIL and b == "address" for a, b in pairwise(tokens))
 
