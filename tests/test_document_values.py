@@ -2,8 +2,10 @@
 
 Each case is a question a new documentation set's first run refused or missed although its page answers
 it: a measurement the asker writes, a type name the pages write as words, "how" asked around a person, a
-property's labelled default, a version number that keys a table's row, "which release" asked as a version.
-The pages are written here and indexed for real; the offline model answers.
+property's labelled default, a version number that keys a table's row, "which release" asked as a version,
+"how much" inside a clause, a value on the sentence after its subject, the documents' own subject unsaid, an
+acronym the pages write out. A few are the other way round: a role or an email address asked of pages that
+state none is refused. The pages are written here and indexed for real; the offline model answers.
 """
 
 from __future__ import annotations
