@@ -43,13 +43,7 @@ from assistant.answer.section_values import measured, section_states
 from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
-from assistant.question.value_kinds import (
-    KIND_NAMES,
-    asks_an_address,
-    asks_how,
-    asks_which_version,
-    documents_kind,
-)
+from assistant.question.value_kinds import KIND_NAMES, asks_how, asks_which_version, documents_kind
 from assistant.text import any_phrase, content_words, split_sentences, stem, stems, words
 from assistant.tuning import RefusalSettings
 from assistant.types import Entry
@@ -302,9 +296,10 @@ def gather(
     steps says nothing of whether they are the steps asked for. On the five documentation sets the check
     refused 17 answerable how-tos against 4 unanswerable ones, 2 of those naming an unknown thing."""
     documents = bool(best) and all(entry.kind == "document" for entry in best)
-    kind = reading.value_kind or (documents_kind(reading.asking) if documents else None)
-    if documents and asks_an_address(reading.asking):
-        kind = "email"
+    asked_of_documents = documents_kind(reading.asking) if documents else None
+    # an email address asked is what is asked, whatever the pack's readers see ("what email address should I
+    # use" reads as a how-to to them)
+    kind = "email" if asked_of_documents == "email" else reading.value_kind or asked_of_documents
     if documents and kind == "opinion":  # a team's pages recommend ("use the TE backend for FP8"); abstracts do not
         kind = None
     if documents and kind in ("person", "company", "date") and asks_how(reading.asking):
@@ -315,7 +310,7 @@ def gather(
     known = knows or (lambda name: name.lower() in vocabulary)
     missing, besides = grounding(reading, known)
     if documents:  # "ResourceQuota" of pages that write "resource quota", "HF" of pages that say "Hugging Face"
-        missing = tuple(name for name in missing if not written_apart(name, best) and not abbreviated(name, best))
+        missing = tuple(name for name in missing if not written_their_way(name, best))
     everywhere = pervasive(reading.names, document_frequency, entries) if documents else frozenset()
     if documents and not missing:
         missing = tuple(
@@ -328,9 +323,9 @@ def gather(
         unknown = sum(1 for w, parts in asked.items() if not known_word(w, parts, document_frequency)) / len(asked)
     names_unknown = unknown_names(reading.names, vocabulary)
     if documents:
-        names_unknown = tuple(n for n in names_unknown if not written_apart(n, best) and not abbreviated(n, best))
+        names_unknown = tuple(name for name in names_unknown if not written_their_way(name, best))
         # what a section need not write as asked: the documents' subject, and a name it writes its own way
-        everywhere |= name_keys(n for n in reading.names if written_apart(n, best) or abbreviated(n, best))
+        everywhere |= name_keys(name for name in reading.names if written_their_way(name, best))
     unmeasured = tuple(noun for noun in measured(reading.asking) if not known(noun.lower())) if documents else ()
     if unmeasured:  # "how many watts ...?" of pages that never say watt: no section states it (`section_values`)
         kind, names_unknown = kind or "count", (*names_unknown, *unmeasured)
@@ -413,6 +408,11 @@ def subject_led(compound: str, everywhere: frozenset[str]) -> bool:
     pages must write."""
     first, second = compound.split()[:2]
     return bool(name_keys([first]) & everywhere) and not any(character.isdigit() for character in second)
+
+
+def written_their_way(name: str, best: list[Entry]) -> bool:
+    """Do the best sections write the name their own way: its capitalised parts apart, or its acronym out?"""
+    return written_apart(name, best) or abbreviated(name, best)
 
 
 def abbreviated(name: str, best: list[Entry]) -> bool:

@@ -191,7 +191,7 @@ def line_sentences(text: str) -> list[tuple[bool, str]]:
 def sentences(text: str) -> list[str]:
     """The section's sentences, list items and table rows: its lines (chunks keep one of those a line,
     or a paragraph), each split into sentences."""
-    return [sentence for line in text.splitlines() for sentence in split_sentences(line)]
+    return [sentence for _, sentence in line_sentences(text)]
 
 
 def measured(asking: str) -> list[str]:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 
+from assistant.knowledge.stated_values import parsed
 from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_A_NAME, asking_part
 from assistant.question.linear_reader import load_weights, read_one
@@ -214,21 +215,26 @@ def figure_asked(asking: str) -> bool:
     roughly how much memory it needs?", "when Kueue works out how much room is left, which nodes ...?")?
     Read by spaCy's tagger: the word before "how", adverbs skipped, is no verb, particle or personal pronoun
     ("at most how many", "into how many", "by default, every how many steps")."""
-    from assistant.knowledge.stated_values import parsed as parse
-
-    parsed = parse(asking)
-    for token in parsed[:-1]:
-        if token.lower_ != "how" or parsed[token.i + 1].lower_ not in ("many", "much"):
+    tokens = parsed(asking)
+    for token in tokens[:-1]:
+        if token.lower_ != "how" or tokens[token.i + 1].lower_ not in ("many", "much"):
             continue
         before = token.i - 1
-        while before >= 0 and parsed[before].tag_ in ("RB", "RBR", "RBS"):
+        while before >= 0 and tokens[before].tag_ in ADVERBS:
             before -= 1
-        if before < 0 or not EMBEDS.match(parsed[before].tag_):
+        if before < 0 or not embeds(tokens[before].tag_):
             return True
     return False
 
 
-EMBEDS = re.compile(r"VB|RP$|PRP$")  # a verb, a verb's particle ("works out"), a pronoun as its object ("tell us")
+ADVERBS = frozenset({"RB", "RBR", "RBS"})
+
+
+def embeds(tag: str) -> bool:
+    """Does a word of this tag take a clause: a verb, a verb's particle ("works out"), a pronoun as its object
+    ("tell us")?"""
+    return tag.startswith("VB") or tag in ("RP", "PRP")
+
 
 QUESTION_WORDS = frozenset({"how", "what", "which", "who", "whom", "whose", "when", "where", "why"})
 AUXILIARIES = frozenset({"do", "does", "did", "can", "could", "should", "would", "will", "is", "are", "to"})
