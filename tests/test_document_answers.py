@@ -398,6 +398,7 @@ def test_a_value_on_a_line_about_what_is_asked_is_answered(orca_bot: Assistant, 
     ("question", "kind"),
     [
         ("How many completed jobs does the history table keep?", "count"),
+        ("What's the maximum number of completed jobs the history table keeps?", "count"),
         ("Which company originally built Orca?", "company"),
         ("When was Orca first released?", "date"),
         ("What's the default number of retries for a failed job in Orca?", "default value"),
@@ -441,6 +442,77 @@ def test_the_things_a_question_names_by_a_number(asking: str, things: list[tuple
     from assistant.answer.section_values import numbered_things
 
     assert list(numbered_things(asking)) == things
+
+
+@pytest.mark.parametrize(
+    ("asking", "found"),
+    [
+        ("How much memory should I give the controller to handle about 50k pending workloads?", ["50k"]),
+        ("How many workloads per second can it admit on a 5,000-node cluster?", ["5,000"]),
+        ("How much CPU should the controller get for about 2,000 InferenceServices?", ["2,000"]),
+        ("In the benchmark on a 2000-node simulated cluster, how many pods per second did it place?", ["2000"]),
+        ("Loading a 6 billion parameter model, how much RAM do I end up needing?", ["6 billion"]),
+        ("How many releases came out in 2024 alone?", []),  # a year, not a size
+        ("If a node has Gres=gpu:2,shard:64, how many shards end up on each GPU?", []),  # under a hundred
+        ("We run 5,000 nodes: how do I tune the controller?", []),  # no figure asked
+        ("Which release supports Kubernetes 1.33?", []),
+    ],
+)
+def test_the_sizes_a_figure_is_asked_for(asking: str, found: list[str]) -> None:
+    from assistant.answer.section_values import sizes
+
+    assert sizes(asking) == found
+
+
+@pytest.mark.parametrize(
+    ("size", "written"),
+    [
+        ("2,000", {"2000", "2,000", "2k"}),
+        ("50k", {"50000", "50,000", "50k", "50 thousand"}),
+        ("6 billion", {"6b", "6 billion", "6-billion"}),
+        ("1.5B", {"1.5b", "1.5 billion"}),
+        ("64", set()),  # no size: under a hundred
+    ],
+)
+def test_the_ways_pages_write_a_size(size: str, written: set[str]) -> None:
+    from assistant.question.names import number_forms
+
+    assert written <= set(number_forms(size)) and bool(written) == bool(number_forms(size))
+
+
+def test_a_figure_for_a_size_no_page_writes_is_refused(tmp_path: Path) -> None:
+    """The sizing page states the controller's needs for 2,000 InferenceServices, not 50k, and writes 15,000
+    (not 5,000) of nodes: a figure asked for 50k or 5,000 is stated by no page; one for 2,000 is answered."""
+    sizing = (
+        "# Controller sizing\n\n## Requests\n\n"
+        "For 2,000 InferenceServices the controller needs 4 GB of memory.\n"
+        "It has run on clusters of 15,000 nodes.\n"
+    )
+    bot = documents_assistant_of(tmp_path, {"sizing.md": sizing})
+    answer = bot.ask("How much memory does the controller need for 2,000 InferenceServices?")
+    assert not answer.refused and "4 GB" in answer.text, answer.text
+    for question, size in [
+        ("How much memory does the controller need for 50k InferenceServices?", "50k"),
+        ("How much memory does the controller need on a 5,000-node cluster?", "5,000"),
+    ]:
+        answer = bot.ask(question)
+        assert answer.refused and f"about {size}" in answer.text, answer.text
+
+
+def test_a_name_that_opens_with_the_questions_own_is_no_person_or_company_it_asks_for(tmp_path: Path) -> None:
+    """spaCy's small model calls "Kueue Quickstart" a person and a company; the question names Kueue, so that
+    name states no founder. A section naming its founder answers."""
+    quickstart = (
+        "# Quickstart\n\n## Prerequisites\n\n"
+        "Before you can get started with a Kueue Quickstart deployment, install kubectl and helm.\n"
+    )
+    bot = documents_assistant_of(tmp_path / "without", {"quickstart.md": quickstart})
+    answer = bot.ask("Who founded Kueue and which company started it?")
+    assert answer.refused and "no entry states the person asked for" in answer.text, answer.text
+    history = "# History\n\n## Founders\n\nKueue was founded by Priya Raman in 2021.\n"
+    bot = documents_assistant_of(tmp_path / "with", {"quickstart.md": quickstart, "history.md": history})
+    answer = bot.ask("Who founded Kueue?")
+    assert not answer.refused and "Priya Raman" in answer.text, answer.text
 
 
 def test_a_date_of_another_numbered_thing_does_not_answer(tmp_path: Path) -> None:
@@ -489,6 +561,10 @@ def test_the_things_a_question_asks_a_quantity_of(asking: str, nouns: list[str])
         ("Which offline stores can do that, and is the default local Dask one ok for big data?", None),
         ("What clip value does the config use by default?", None),
         ("How do I set the queue of a Job?", None),
+        ("What's the maximum number of steps a single graph node can have?", "count"),
+        ("What is the largest number of queues it has been tested with?", "count"),
+        ("What's the default number of retries?", "default"),
+        ("Does the number of workers matter?", None),
     ],
 )
 def test_the_value_a_question_on_documents_asks_for_by_its_question_words(asking: str, kind: str | None) -> None:

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from assistant.answer import refusal_reader
-from assistant.answer.section_values import measured, section_states
-from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version
+from assistant.answer.section_values import measured, section_states, sizes
+from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version, number_forms
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES, asks_how, asks_which_version, documents_kind
@@ -327,7 +327,10 @@ def gather(
         # what a section need not write as asked: the documents' subject, and a name it writes its own way
         everywhere |= name_keys(name for name in reading.names if written_their_way(name, best))
     unmeasured = tuple(noun for noun in measured(reading.asking) if not known(noun.lower())) if documents else ()
-    if unmeasured:  # "how many watts ...?" of pages that never say watt: no section states it (`section_values`)
+    # "how many watts ...?" of pages that never say watt, "how much memory for 50k workloads?" of pages that never
+    # write 50k: no section states it (`section_values`)
+    unmeasured += tuple(size for size in sizes(reading.asking) if not size_written(size, known)) if documents else ()
+    if unmeasured:
         kind, names_unknown = kind or "count", (*names_unknown, *unmeasured)
     evidence = Evidence(
         confidence=confidence,
@@ -348,6 +351,13 @@ def gather(
     )
     probability = refusal_reader.refuse_probability(reading.asking, evidence, reading.encoders)
     return replace(evidence, refuse_probability=probability)
+
+
+def size_written(size: str, known: Callable[[str], bool]) -> bool:
+    """Does some entry write the size in one of its forms (`number_forms`)? A form of one word ("2000", "2k")
+    is a word of the vocabulary; one with a comma or a space ("2,000", "2 thousand") a phrase after a space,
+    so that "15,000" is not "5,000"."""
+    return any(known(form if form.isalnum() else f" {form}") for form in number_forms(size))
 
 
 def every_part_answered(reading: Reading, best: list[Entry]) -> bool:

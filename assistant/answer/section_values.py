@@ -37,7 +37,7 @@ from itertools import pairwise
 
 from assistant.knowledge.stated_values import parsed as parsed_asking
 from assistant.knowledge.stated_values import states_new_value
-from assistant.question.names import ASKED_KEY
+from assistant.question.names import ASKED_KEY, SIZE_NUMBER
 from assistant.question.value_kinds import figure_asked
 from assistant.text import content_words, split_sentences, words
 
@@ -215,3 +215,23 @@ def measured(asking: str) -> list[str]:
 
 
 NOUN_PHRASE = frozenset({"ADJ", "NOUN", "PROPN", "NUM", "PUNCT"})  # "GitHub stars", "active pip downloads"
+
+
+def sizes(asking: str) -> list[str]:
+    """The sizes a figure is asked for, as written: "how much memory should I give it for about 50k pending
+    workloads?" -> 50k; "how many workloads per second can it admit on a 5,000-node cluster?" -> 5,000. A size
+    is a number of a hundred or more that counts the word after it (`SIZE_NUMBER`); a year is none ("how many
+    releases in 2024 alone?", though "a 2000-node cluster" is a size). A figure for a size no page writes is
+    stated by none of them: pages that never speak of 2,000 InferenceServices do not say what the
+    controller needs for them."""
+    if not figure_asked(asking):
+        return []
+    return [
+        match.group().strip()
+        for match in SIZE_NUMBER.finditer(asking)
+        if COUNTED.match(asking, match.end()) and not (YEAR.fullmatch(match.group()) and asking[match.end()] != "-")
+    ]
+
+
+YEAR = re.compile(r"(?:19|20)\d\d")
+COUNTED = re.compile(r"[\s-]+[A-Za-z]")  # the word a size counts follows it: "2,000 InferenceServices", "5,000-node"

@@ -113,5 +113,17 @@ def stated_kinds(text: str) -> frozenset[str]:
 
 def states_new_value(kind: str, text: str, asked: str) -> bool:
     """Does the text state a value of `kind` that the question (`asked`, lower-cased) does not already name?
-    "Which company built Feast?" is not answered by a section naming Feast."""
-    return any(value.lower() not in asked for value in stated_values(text).get(kind, ()))
+    "Which company built Feast?" is not answered by a section naming Feast. Nor is a person or a company that
+    opens with a word of the question: "who founded KServe?" is not answered by "KServe Quickstart", which the
+    small model calls a person, nor "which company built Kueue?" by "Kueue Controller" ("which foundation
+    hosts it?" is answered by "Linux Foundation")."""
+    values = stated_values(text).get(kind, ())
+    if kind not in ("person", "company"):
+        return any(value.lower() not in asked for value in values)
+    asked_words = set(re.findall(r"\w+", asked))
+    return any(value.lower() not in asked and opening_word(value) not in asked_words for value in values)
+
+
+def opening_word(value: str) -> str:
+    """The first word of a name, lower-cased ("KServe Quickstart" -> kserve)."""
+    return next(iter(re.findall(r"\w+", value.lower())), "")

@@ -99,3 +99,40 @@ def is_version(token: str) -> bool:
     """A release named by three numbers ("26.05.3", "0.6.0"): a thing, where "2.5" or "1,024" is a value."""
     parts = token.split(".")
     return len(parts) == 3 and all(part.isdigit() and len(part) <= 4 for part in parts)
+
+
+# a number of a hundred or more as a question writes a size: "2,000", "5000", "50k", "1.5B", "6 billion"
+SIZE_NUMBER = re.compile(
+    r"(?<![\w.,$-])(?:(\d{1,3}(?:,\d{3})+|\d{3,})|(\d+(?:\.\d+)?)\s?(k|m|b|thousand|million|billion))(?![\w,]|\.\d)",
+    re.I,
+)
+MAGNITUDES = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "billion": 9}
+MAGNITUDE_LETTERS = {3: "k", 6: "m", 9: "b"}
+MAGNITUDE_WORDS = {3: "thousand", 6: "million", 9: "billion"}
+
+
+def number_forms(size: str) -> tuple[str, ...]:
+    """The lower-cased ways a page may write a size a question writes ("2,000" -> 2000, 2,000, 2k; "50k" ->
+    50k, 50 thousand, 50000, 50,000; "6 billion" -> 6b, 6 billion, 6-billion, ...); () for no size."""
+    match = SIZE_NUMBER.fullmatch(size.strip())
+    if match is None:
+        return ()
+    plain, mantissa, magnitude = match.groups()
+    if plain:
+        value = int(plain.replace(",", ""))
+    else:
+        exponent = MAGNITUDES[magnitude.lower()]
+        scaled = float(mantissa) * 10**exponent
+        if not scaled.is_integer():
+            return (size.lower(),)
+        value = int(scaled)
+    forms = [str(value), f"{value:,}"]
+    for exponent in (9, 6, 3):
+        if value % 10**exponent == 0 and value >= 10**exponent:
+            short = value // 10**exponent
+            forms += [f"{short}{MAGNITUDE_LETTERS[exponent]}", f"{short} {MAGNITUDE_WORDS[exponent]}"]
+            forms.append(f"{short}-{MAGNITUDE_WORDS[exponent]}")
+            break
+    if mantissa and not mantissa.isdigit():  # "1.5B": a decimal size is written as asked, or in its word
+        forms += [f"{mantissa}{magnitude.lower()[0]}", f"{mantissa} {MAGNITUDE_WORDS[MAGNITUDES[magnitude.lower()]]}"]
+    return tuple(dict.fromkeys(forms))

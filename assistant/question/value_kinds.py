@@ -164,7 +164,8 @@ def documents_kind(asking: str) -> str | None:
     "how many watts" or "how much memory" asks what an abstract reports; a team's pages state such
     figures, and a section that states none does not answer them (`answer/section_values.py`). A default
     is asked when the question opens with it ("what's the default ...", "which default ..."): "which stores
-    can do that, and is the default one ok?" asks whether it is ok."""
+    can do that, and is the default one ok?" asks whether it is ok. "What's the maximum number of ...?" asks
+    a figure as "how many" does."""
     if asks_an_address(asking):
         return "email"
     tokens = words(asking.lower())
@@ -173,7 +174,16 @@ def documents_kind(asking: str) -> str | None:
         return "count"
     if tokens[:1] in (["what"], ["which"], ["whats"]) and "default" in tokens[1:5]:  # not "is the default one ok?"
         return "default"
-    return None
+    return "count" if number_asked(tokens) else None
+
+
+def number_asked(tokens: list[str]) -> bool:
+    """Is a number asked by its name: "what's the maximum number of steps a node can have?", "what is the
+    largest number of queues it was tested with?" (a "what" or "which" opening, "number of" within its next
+    four words), as "how many" asks it?"""
+    if tokens[:1] not in (["what"], ["which"], ["whats"]):
+        return False
+    return any(a == "number" and b == "of" for a, b in pairwise(tokens[1:7]))
 
 
 def share_asked(tokens: list[str]) -> bool:
