@@ -180,7 +180,7 @@ def documents_kind(asking: str) -> str | None:
 def number_asked(tokens: list[str]) -> bool:
     """Is a number asked by its name: "what's the maximum number of steps a node can have?", "what is the
     largest number of queues it was tested with?" (a "what" or "which" opening, "number of" within its next
-    four words), as "how many" asks it?"""
+    six words), as "how many" asks it?"""
     if tokens[:1] not in (["what"], ["which"], ["whats"]):
         return False
     return any(a == "number" and b == "of" for a, b in pairwise(tokens[1:7]))
