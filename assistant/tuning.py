@@ -108,6 +108,11 @@ class OfflineAnswerSettings:
     """How the offline (extractive) model chooses entries and sentences (`answer/models/extractive.py`)."""
 
     close: float = knob(0.5, "of the first entry's word score: a later entry fits the question about as well")
+    sentence_lead: float = knob(
+        0.25,
+        "of a team's documents: how much better than the first section's best sentence another of the first "
+        "three sections' must fit the question to lead the answer (0 and 0.1 lost facts the search's order had)",
+    )
     preferred_fit: float = knob(
         0.5, "of the best sentence's fit: a sentence of the preferred shape (a contribution) still leads"
     )

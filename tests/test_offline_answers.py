@@ -742,3 +742,48 @@ def test_a_documents_sentence_is_chosen_by_its_words_an_entrys_with_its_meaning_
     views = entry_views([close, fact], OfflineAnswerSettings(), _Closeness({close.text: 0.9}))  # type: ignore[arg-type]
     chosen = best_sentence(views[0], {id(close): 0.3, id(fact): 0.5})
     assert chosen is (fact if expected == "fact" else close)
+
+
+def document(entry_id: str, title: str, text: str) -> Entry:
+    return Entry(entry_id, "document", title, text)
+
+
+def test_a_documents_answer_is_led_by_the_section_whose_sentence_fits_clearly_better() -> None:
+    """The search put the page's fourth step first; the fifth says the answer in the question's words."""
+    terminating = document(
+        "doc:recovery.md#observe-terminating",
+        "Failure recovery › Observe the pod terminating",
+        "Without the recovery policy the pod stays Terminating until its node comes back.\n"
+        "After the grace period the pod is marked for termination.",
+    )
+    failed = document(
+        "doc:recovery.md#observe-failed",
+        "Failure recovery › Observe the pod fail",
+        "In total the pod on a dead node turns Failed 90 seconds after it was marked for termination.",
+    )
+    text = answer(
+        "How long after a pod on a dead node is marked for termination does it end up Failed?", [terminating, failed]
+    )
+    assert first_line(text).startswith("In total the pod on a dead node turns Failed 90 seconds"), text
+    # a section that fits about as well does not overtake the search's first
+    text = answer("What happens to the pod after the grace period?", [terminating, failed])
+    assert first_line(text).endswith("[doc:recovery.md#observe-terminating]."), text
+
+
+def test_each_of_the_next_two_sections_that_fits_as_well_is_quoted_titled() -> None:
+    """Of a team's documents the section that says it was third about as often as second: both close
+    alternatives are quoted (the pack's answers quote one)."""
+    sections = [
+        document(
+            "doc:retention.md#history", "Retention › History", "Completed workflows are archived to the database."
+        ),
+        document(
+            "doc:archive.md#archive", "Archive › Setup", "The workflow archive keeps completed workflows in Postgres."
+        ),
+        document(
+            "doc:gc.md#ttl", "Garbage collection › TTL", "Completed workflows are deleted after the TTL of 7 days."
+        ),
+    ]
+    lines = answer("Where do completed workflows go?", sections).splitlines()
+    assert any(line.startswith("Archive › Setup: ") for line in lines), lines
+    assert any(line.startswith("Garbage collection › TTL: ") for line in lines), lines

@@ -308,7 +308,7 @@ def extract_answer(
     asked = reading.own_words
     score: Scores = {id(c): s for s, c in scored}
     # all of them: "overfit" asks about `Overfitting`, whose words it lacks
-    views = entry_views(candidates, tuning, Closeness(asked, reading.encoders.closeness))
+    views = sentence_led(entry_views(candidates, tuning, Closeness(asked, reading.encoders.closeness)), score)
     intent = reading.intent
     if intent == "problem" and len(asked.split()) <= 4 and named(views, reading.subject):
         intent = "definition"  # a bare name ("GPU", "NCCL meaning") asks what it is
@@ -324,6 +324,22 @@ def extract_answer(
         lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
         lines = with_introduced_blocks(lines, candidates)
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
+
+
+def sentence_led(views: list[EntryView], score: Scores) -> list[EntryView]:
+    """Of a team's documents, the first three sections that share a word with the question, led by the one
+    whose best sentence fits it clearly better than the first's (`tuning.sentence_lead`): the search ranks
+    sections as wholes, and of two sections of one page the one that says the answer often shares fewer of
+    the question's words overall. The pack's entries keep the search's order."""
+    if not views or any(view.kind != "document" for view in views):
+        return views
+    first = [view for view in views if entry_score(view, score) > 0][:3]
+    if not first:
+        return views
+    best = max(first, key=lambda view: entry_score(view, score))
+    if entry_score(best, score) <= (1 + views[0].tuning.sentence_lead) * entry_score(first[0], score):
+        return views
+    return [best, *(view for view in views if view is not best)]
 
 
 def default_first(lines: list[str], reading: Reading) -> list[str]:
@@ -1012,17 +1028,23 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     """The next entry of the same kind as the first, titled, when it fits the question about as well
     (half the first's word score or more): on a question in the asker's own words the search may
     have put the answer second, and one more titled line costs the reader less than a wrong lead.
-    `views` are the `scored` ones, in search order."""
+    Of a team's documents, each of the next two sections that fits as well: the section that says it was
+    third about as often as second on the documentation sets. `views` are the `scored` ones, in search
+    order."""
     if not views:
         return []
     top, best = views[0], entry_score(views[0], score)
+    lines: list[str] = []
     for view in views[1:3]:
         if view.kind == top.kind and entry_score(view, score) >= top.tuning.close * best:
             other = best_sentence(
                 view, score, CONTRIBUTION if view.kind == "abstract" else None, view.tuning.preferred_fit
             )
-            return [cite(f"{view.title}: {other.text}", view.entry_id)] if other is not None else []
-    return []
+            if other is not None:
+                lines.append(cite(f"{view.title}: {other.text}", view.entry_id))
+            if view.kind != "document":
+                break
+    return lines
 
 
 COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores, OfflineAnswerSettings], list[str]]] = {
