@@ -787,3 +787,19 @@ def test_each_of_the_next_two_sections_that_fits_as_well_is_quoted_titled() -> N
     lines = answer("Where do completed workflows go?", sections).splitlines()
     assert any(line.startswith("Archive › Setup: ") for line in lines), lines
     assert any(line.startswith("Garbage collection › TTL: ") for line in lines), lines
+
+
+def test_a_how_question_on_documents_is_answered_by_the_best_sections_sentences() -> None:
+    """ "How does X work?" is answered from a paper by its contribution and method sentences; a section of a
+    team's documents has neither, and says how in plain sentences (the best section's best ones)."""
+    batcher = document(
+        "doc:batcher.md#how-it-works",
+        "Request batcher › How it works",
+        "The batcher sits in the agent sidecar in front of the model server.\n"
+        "It collects requests until maxBatchSize requests are waiting or maxLatency milliseconds pass.\n"
+        "Then it sends one combined prediction call to the model.",
+    )
+    question = "How does the request batcher work?"
+    assert Reading(question).intent == "how"
+    text = answer(question, [batcher])
+    assert "maxBatchSize" in text and "one combined prediction call" in text, text
