@@ -765,7 +765,7 @@ def test_a_documents_answer_is_led_by_the_section_whose_sentence_fits_clearly_be
         "How long after a pod on a dead node is marked for termination does it end up Failed?", [terminating, failed]
     )
     assert first_line(text).startswith("In total the pod on a dead node turns Failed 90 seconds"), text
-    # a section that fits about as well does not overtake the search's first
+    # the search's first section leads when its own sentence fits the question best
     text = answer("What happens to the pod after the grace period?", [terminating, failed])
     assert first_line(text).endswith("[doc:recovery.md#observe-terminating]."), text
 
