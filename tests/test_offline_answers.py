@@ -6,6 +6,8 @@ sentence is pinned exactly; the end-to-end path runs on the seed corpus at the b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from assistant import Assistant
@@ -765,6 +767,11 @@ def test_a_documents_answer_is_led_by_the_section_whose_sentence_fits_clearly_be
         "How long after a pod on a dead node is marked for termination does it end up Failed?", [terminating, failed]
     )
     assert first_line(text).startswith("In total the pod on a dead node turns Failed 90 seconds"), text
+    # by less than `sentence_lead` better, the search's order stands
+    question = "How long after a pod on a dead node is marked for termination does it end up Failed?"
+    strict = replace(OfflineAnswerSettings(), sentence_lead=10.0)
+    text = extract_answer(Reading(question), blocks_of([terminating, failed]), strict)
+    assert first_line(text).endswith("[doc:recovery.md#observe-terminating]."), text
     # the search's first section leads when its own sentence fits the question best
     text = answer("What happens to the pod after the grace period?", [terminating, failed])
     assert first_line(text).endswith("[doc:recovery.md#observe-terminating]."), text
