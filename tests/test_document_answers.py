@@ -740,3 +740,24 @@ def test_a_supporting_sentence_shows_the_block_it_introduces_too(tmp_path: Path)
     assert any("no kernel image is available" in line for line in lines[:3]), answer.text
     building = next(n for n, line in enumerate(lines) if "visible at the time of building" in line)
     assert lines[building + 1 : building + 3] == ["```bash", 'TORCH_CUDA_ARCH_LIST="6.1;7.5;8.6" pip install .']
+
+
+LORA_FIELDS = """# LoRA adapters
+
+## Configuration fields
+
+| Field | Default | Description |
+|---|---|---|
+| maxCpuAdapters | same as maxAdapters | Adapters cached in CPU memory; if not set, vLLM uses maxAdapters. |
+| maxRank | 16 | The largest LoRA rank served; if not set, the vLLM default applies. |
+| maxAdapters | 1 | Adapters held in GPU memory; if not set, the vLLM default applies. |
+"""
+
+
+def test_a_lead_table_row_counts_once_towards_the_rows_an_answer_quotes(tmp_path: Path) -> None:
+    """The lead row is also the best support: counted twice, it used up both rows a table may give (TABLE_ROWS),
+    and the answer quoted one."""
+    bot = documents_assistant_of(tmp_path, {"lora.md": LORA_FIELDS})
+    answer = bot.ask("If I don't set maxRank or maxAdapters, what limits does vLLM fall back to?")
+    assert "| maxRank | 16 |" in answer.text, answer.text
+    assert answer.text.count("\n| max") == 2, answer.text  # two of the table's rows, each once

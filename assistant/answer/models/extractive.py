@@ -1004,7 +1004,7 @@ def further_support(view: EntryView, score: Scores, shown: Sequence[Candidate | 
     rest = [c for c in view.sentences if id(c) in score and id(c) not in quoted | view.background]
     rest.sort(key=lambda c: -view.fit(c, score))
     limit = view.tuning.section_sentences if view.kind == "document" else view.tuning.entry_sentences
-    rows = sum(is_table_row(c.text) for c in shown if c is not None)
+    rows = sum(is_table_row(c.text) for c in {id(c): c for c in shown if c is not None}.values())  # each once
     chosen: list[Candidate] = []
     for candidate in rest:
         if len(chosen) >= limit - len(quoted):
