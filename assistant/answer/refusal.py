@@ -40,7 +40,14 @@ from itertools import pairwise
 
 from assistant.answer import refusal_reader
 from assistant.answer.section_values import measured, section_states, sizes
-from assistant.question.names import CONFIGURATION_KEY, MEASUREMENT, MONTH_AND_YEAR, is_version, number_forms
+from assistant.question.names import (
+    CONFIGURATION_KEY,
+    MAGNITUDES,
+    MEASUREMENT,
+    MONTH_AND_YEAR,
+    is_version,
+    number_forms,
+)
 from assistant.question.reading import Reading
 from assistant.question.user_terms import literature_terms
 from assistant.question.value_kinds import KIND_NAMES, asks_how, asks_which_version, documents_kind
@@ -110,7 +117,7 @@ def unknown_names(names: Iterable[str], vocabulary: frozenset[str]) -> tuple[str
 
 # a size the asker spells out ("352-billion-parameter", "70-billion") that abstracts write as 352B or 70B
 SPELT_SIZE = re.compile(r"^(\d[\d.,]*)[- ]?(thousand|million|billion|trillion)(?:-[a-z]+)*$")
-SIZE_LETTER = {"thousand": "k", "million": "m", "billion": "b", "trillion": "t"}
+SIZE_LETTER = {word: letter for _, letter, word in MAGNITUDES} | {"trillion": "t"}
 
 
 def name_forms(name: str) -> list[str]:

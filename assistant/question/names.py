@@ -106,9 +106,9 @@ SIZE_NUMBER = re.compile(
     r"(?<![\w.,$-])(?:(\d{1,3}(?:,\d{3})+|\d{3,})|(\d+(?:\.\d+)?)\s?(k|m|b|thousand|million|billion))(?![\w,]|\.\d)",
     re.I,
 )
-MAGNITUDES = {"k": 3, "thousand": 3, "m": 6, "million": 6, "b": 9, "billion": 9}
-MAGNITUDE_LETTERS = {3: "k", 6: "m", 9: "b"}
-MAGNITUDE_WORDS = {3: "thousand", 6: "million", 9: "billion"}
+# (power of ten, letter, word) of the magnitudes a size is written with, largest first
+MAGNITUDES = ((9, "b", "billion"), (6, "m", "million"), (3, "k", "thousand"))
+MAGNITUDE_OF = {name: magnitude for magnitude in MAGNITUDES for name in magnitude[1:]}  # "k" or "thousand"
 
 
 def number_forms(size: str) -> tuple[str, ...]:
@@ -121,18 +121,17 @@ def number_forms(size: str) -> tuple[str, ...]:
     if plain:
         value = int(plain.replace(",", ""))
     else:
-        exponent = MAGNITUDES[magnitude.lower()]
-        scaled = float(mantissa) * 10**exponent
+        scaled = float(mantissa) * 10 ** MAGNITUDE_OF[magnitude.lower()][0]
         if not scaled.is_integer():
             return (size.lower(),)
         value = int(scaled)
     forms = [str(value), f"{value:,}"]
-    for exponent in (9, 6, 3):
-        if value % 10**exponent == 0 and value >= 10**exponent:
-            short = value // 10**exponent
-            forms += [f"{short}{MAGNITUDE_LETTERS[exponent]}", f"{short} {MAGNITUDE_WORDS[exponent]}"]
-            forms.append(f"{short}-{MAGNITUDE_WORDS[exponent]}")
+    for power, letter, word in MAGNITUDES:
+        if value % 10**power == 0 and value >= 10**power:
+            short = value // 10**power
+            forms += [f"{short}{letter}", f"{short} {word}", f"{short}-{word}"]
             break
     if mantissa and not mantissa.isdigit():  # "1.5B": a decimal size is written as asked, or in its word
-        forms += [f"{mantissa}{magnitude.lower()[0]}", f"{mantissa} {MAGNITUDE_WORDS[MAGNITUDES[magnitude.lower()]]}"]
+        _, letter, word = MAGNITUDE_OF[magnitude.lower()]
+        forms += [f"{mantissa}{letter}", f"{mantissa} {word}"]
     return tuple(dict.fromkeys(forms))
