@@ -761,3 +761,49 @@ def test_a_lead_table_row_counts_once_towards_the_rows_an_answer_quotes(tmp_path
     answer = bot.ask("If I don't set maxRank or maxAdapters, what limits does vLLM fall back to?")
     assert "| maxRank | 16 |" in answer.text, answer.text
     assert answer.text.count("\n| max") == 2, answer.text  # two of the table's rows, each once
+
+
+GPU_SHARING = """# GPU sharing
+
+## Sharding
+
+Sharding lets several jobs share one GPU. Configure shards with GresTypes=gpu,shard in slurm.conf. Sharding does not
+fence the jobs' devices.
+
+## MPS
+
+MPS lets several jobs share one GPU through the multi-process service. MPS does not fence devices either.
+
+## MIG
+
+MIG splits a GPU into isolated instances; each job sees only its instance's devices.
+
+## Shared usage
+
+Shared GRES usage shows how many shards of each device are allocated. Usage does not fence anything.
+"""
+DEVICE_CGROUPS = """# Control groups
+
+## Device constraint
+
+The task/cgroup plugin confines each job to the devices it was allocated. Set TaskPlugin=task/cgroup and
+ConstrainDevices=yes.
+"""
+
+
+def test_a_parts_best_from_another_file_is_brought_forward_from_below_a_pages_sections(tmp_path: Path) -> None:
+    """Each part's search ranks the one page's four sections first and the cgroup plugin's file fifth: searched
+    three deep (PART_DEPTH was 3), the part found no other file, and the section stayed behind the page's."""
+    from assistant.question.reading import Reading
+
+    bot = documents_assistant_of(tmp_path, {"gpu.md": GPU_SHARING, "cgroups.md": DEVICE_CGROUPS})
+    question = (
+        "I want several small jobs to share each GPU via shards. What do I configure for the sharing, and which "
+        "plugin enforces the device fencing?"
+    )
+    chain = bot.chain
+    reading = Reading(question, question, chain.encoders)
+    part = chain.retriever.retrieve(reading.part_questions[1], k=5).sources
+    assert [s.entry_id.partition("#")[0] for s in part] == ["doc:gpu.md"] * 4 + ["doc:cgroups.md"]
+    sources = [s.entry_id for s in chain.retrieve(reading).sources]
+    assert sources[:2] == ["doc:gpu.md#sharding", "doc:cgroups.md#device-constraint"], sources
