@@ -763,6 +763,56 @@ def test_a_lead_table_row_counts_once_towards_the_rows_an_answer_quotes(tmp_path
     assert answer.text.count("\n| max") == 2, answer.text  # two of the table's rows, each once
 
 
+ESCALATION = """# On-call rotation
+
+## Severities
+
+A SEV1 is an outage of training or serving for a whole team. A SEV2 slows a team down.
+
+## Escalation contacts
+
+Phone numbers for when PagerDuty or Slack is down. Do not share outside the team.
+
+| Name | Mobile |
+| --- | --- |
+| Priya Raman | +47 913 20 448 |
+| Tomasz Wojcik | +47 412 55 903 |
+| Aisha Bello | +47 986 71 320 |
+"""
+
+
+def test_a_small_table_a_quoted_sentence_introduces_is_shown_whole(tmp_path: Path) -> None:
+    """The rows share no word with "mobile number" but their header's: the sentences that introduce them are
+    quoted, and the table follows the first of them whole, each row once, where at most two rows were quoted
+    apart."""
+    bot = documents_assistant_of(tmp_path, {"oncall.md": ESCALATION})
+    answer = bot.ask("Slack is down and I need to phone someone on the platform team. What's their mobile number?")
+    assert "Phone numbers for when PagerDuty or Slack is down" in answer.text, answer.text
+    lines = answer.text.splitlines()
+    table = lines.index("```table")
+    assert lines[table - 1].endswith("[doc:oncall.md#escalation-contacts]."), answer.text  # a sentence before it
+    assert lines[table : table + 5] == [
+        "```table",
+        "| Name | Mobile |",
+        "| Priya Raman | +47 913 20 448 |",
+        "| Tomasz Wojcik | +47 412 55 903 |",
+        "| Aisha Bello | +47 986 71 320 |",
+    ], answer.text
+    assert answer.text.count("Tomasz Wojcik") == 1, answer.text
+
+
+def test_a_long_table_a_sentence_introduces_is_still_quoted_row_by_row(tmp_path: Path) -> None:
+    """A reference table of more than INTRODUCED_TABLE_ROWS rows is no answer whole: at most two of its rows."""
+    from assistant.answer.models.extractive import INTRODUCED_TABLE_ROWS
+
+    rows = "\n".join(f"| Person {n} | +47 900 00 {n:03d} |" for n in range(INTRODUCED_TABLE_ROWS + 1))
+    long_table = ESCALATION.split("| Priya")[0] + rows + "\n"
+    bot = documents_assistant_of(tmp_path, {"oncall.md": long_table})
+    answer = bot.ask("Slack is down and I need to phone someone on the platform team. What's their mobile number?")
+    assert "Phone numbers for when PagerDuty or Slack is down" in answer.text, answer.text
+    assert answer.text.count("| Person ") <= 2, answer.text
+
+
 GPU_SHARING = """# GPU sharing
 
 ## Sharding

@@ -19,7 +19,18 @@ from assistant.answer.context import Block, Packed
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
 from assistant.answer.section_values import DEFAULT_LABEL
-from assistant.blocks import as_block, block_words, code_quote, is_block, row_quotes, table_cells, units
+from assistant.blocks import (
+    MAX_QUOTED_CHARS,
+    TABLE,
+    as_block,
+    block_words,
+    code_quote,
+    fenced,
+    is_block,
+    row_quotes,
+    table_cells,
+    units,
+)
 from assistant.knowledge.stated_values import states_new_value
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
@@ -459,15 +470,69 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
     right after it, unless the answer shows that block already: a close alternative's "You should consider
     backing this up regularly." is followed by its "Exporting example:" block, which holds the command, and a
     supporting sentence's "... it'll only support the architectures visible at the time of building." by the
-    `TORCH_CUDA_ARCH_LIST=...` build line (`with_code_block` shows one block, the lead's)."""
+    `TORCH_CUDA_ARCH_LIST=...` build line (`with_code_block` shows one block, the lead's).
+
+    A sentence that introduces a small table is followed by the table whole (`table_introduced`), and the
+    rows of it the answer quoted apart are left out: "Phone numbers for when PagerDuty or Slack is down." is
+    said of the names and numbers under it, which share no word with "what's their mobile number?"."""
     out: list[str] = []
+    shown_whole: set[str] = set()  # rows of a table the answer shows whole
     for line in lines:
         out.append(line)
         cited = cited_id(line)
-        block = next(blocks_after(line, cited, candidates), None) if cited and not is_cited_code(line) else None
-        if block is not None and (shown := cite(block.text, block.entry_id)) not in lines and shown not in out:
-            out.append(shown)
-    return out
+        if not cited or is_cited_code(line):
+            continue
+        block = next(blocks_after(line, cited, candidates), None)
+        if block is not None:
+            if (shown := cite(block.text, block.entry_id)) not in lines and shown not in out:
+                out.append(shown)
+        elif (table := table_introduced(line, cited, candidates)) is not None:
+            text, rows = table
+            if (shown := cite(text, cited)) not in out:
+                out.append(shown)
+                shown_whole.update(cite(row.text, row.entry_id) for row in rows)
+    return [line for line in out if line not in shown_whole]
+
+
+def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
+    """The table a quoted sentence (`line`, of `entry_id`) introduces, as one block, and the row candidates it
+    is made of: its rows start within FOLLOWS sentences after the sentence, in its chunk, and it has at most
+    INTRODUCED_TABLE_ROWS rows and MAX_QUOTED_CHARS characters. A longer table stays quoted row by row (a
+    4,000-character reference table is no answer)."""
+    for n, quoted in enumerate(candidates):
+        if quoted.entry_id != entry_id or quoted.text.startswith("```") or not quoted_as(quoted, line):
+            continue
+        following = candidates[n + 1 : n + 1 + FOLLOWS]
+        start = next(
+            (n + 1 + m for m, c in enumerate(following) if c.rank == quoted.rank and table_row_of(c, entry_id)),
+            None,
+        )
+        if start is None:
+            return None
+        rows: list[tuple[Candidate, str]] = []  # each row's candidate and its line
+        header = ""
+        for candidate in candidates[start:]:
+            cells = table_row_of(candidate, entry_id)
+            if cells is None or candidate.rank != quoted.rank or (rows and cells[0] != header):
+                break
+            header = cells[0]
+            rows.append((candidate, cells[1]))
+        text = fenced(TABLE, [header, *(row for _, row in rows)])
+        if len(rows) > INTRODUCED_TABLE_ROWS or len(text) > MAX_QUOTED_CHARS:
+            return None
+        return text, [candidate for candidate, _ in rows]
+    return None
+
+
+def table_row_of(candidate: Candidate, entry_id: str) -> tuple[str, str] | None:
+    """The header and the row of a candidate that is one row of a table of `entry_id` (`row_quotes`), or None."""
+    block = as_block(candidate.text) if candidate.entry_id == entry_id else None
+    if block is None or not block.is_table or len(block.lines) != 2:
+        return None
+    return block.lines[0], block.lines[1]
+
+
+INTRODUCED_TABLE_ROWS = 8  # rows of a table a sentence introduces that an answer shows whole
 
 
 def blocks_after(line: str, entry_id: str, candidates: list[Candidate]) -> Iterator[Candidate | None]:
