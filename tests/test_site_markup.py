@@ -86,6 +86,96 @@ def test_template_syntax_in_inline_code_is_what_the_page_shows() -> None:
     assert "](" not in text and "site.cloud" not in text  # a link reads as its words; a tag outside code goes
 
 
+def test_a_hugo_parameter_in_a_fenced_command_is_a_placeholder() -> None:
+    """Kueue's install commands name the release by a site parameter: quoted as written, the URL held
+    `{{< param "version" >}}`; the command now shows where the release goes, as a value to fill in."""
+    text = (
+        '```shell\nhelm install kueue https://example.org/download/{{< param "version" >}}/kueue-'
+        '{{< param "chart_version" >}}.tgz\nVERSION={{% param version %}}\n```\n'
+    )
+    cleaned = without_site_markup(text)
+    assert "https://example.org/download/<version>/kueue-<chart_version>.tgz" in cleaned, cleaned
+    assert "VERSION=<version>" in cleaned and "{{" not in cleaned
+    assert without_site_markup("```\n{{< highlight go >}}\n```") == "```\n{{< highlight go >}}\n```"  # other tags
+
+
+def test_markdown_inside_a_components_html_block_reads_as_its_words() -> None:
+    """CommonMark ends an HTML block at a blank line, so the line right after a component's opening tag is
+    part of it: its link was quoted as written, `[EVA](https://...)`."""
+    page = (
+        '# LoRA\n\n## Initialization\n\n<hfoption id="EVA">\n[EVA](https://example.org/papers/2410.07170) '
+        "performs SVD on the input activations, see ![the diagram](svd.png).\n\nSet `init_lora_weights` to eva.\n"
+        "</hfoption>\n"
+    )
+    text = read_markdown(page).sections[-1].text
+    assert "EVA performs SVD on the input activations, see the diagram." in text, text
+    assert "](" not in text and "<hfoption" not in text and "Set init_lora_weights to eva." in text
+
+
+def test_what_a_page_comments_out_is_not_read() -> None:
+    """DeepSpeed's tutorial keeps an old launch recipe in an HTML comment, blank lines and commands included;
+    its words were read as the section's (through the first `>` inside it, the rest of it too)."""
+    page = (
+        "# Tutorial\n\n## Launch\n\nUse the deepspeed launcher.\n\n<!-- Old recipe, see <NUM_GPUS> below.\n\n"
+        "```shell\nmpirun -np 32 bash run_old.sh\n```\n-->\n\nThen check the logs.\n"
+    )
+    text = read_markdown(page).sections[-1].text
+    assert "Use the deepspeed launcher." in text and "Then check the logs." in text, text
+    assert "Old recipe" not in text and "mpirun" not in text and "-->" not in text, text
+
+
+INDENTED_BODIES = """# Cron workflows
+
+## Stopping
+
+!!! Warning "Scheduling vs. Completions"
+    The number of completions can exceed the configured maximum.
+
+    If the `Workflow` takes 90 seconds to run, the `CronWorkflow` will stop after two completions.
+
+    ```yaml
+    stopStrategy:
+      expression: "cronworkflow.succeeded >= 1"
+    ```
+
+=== "pip"
+
+    Install it with pip.
+
+<Tip warning={true}>
+
+    This guide assumes that you have read the [usage guide](./usage.md).
+
+</Tip>
+
+<TabItem value="yaml" label="YAML">
+
+```yaml
+data:
+  router: |-
+    {"headers": {"propagate": ["Authorization"]}}
+```
+
+</TabItem>
+
+    an indented code block
+"""
+
+
+def test_an_indented_body_of_an_admonition_a_tab_or_a_component_is_read_as_text() -> None:
+    """MkDocs indents an admonition's and a content tab's body four spaces, Hugging Face a `<Tip>`'s: read as
+    Markdown, its second paragraph was a code block, and its fenced YAML a block showing its fences."""
+    text = read_markdown(INDENTED_BODIES).sections[-1].text
+    assert "If the Workflow takes 90 seconds to run, the CronWorkflow will stop after two completions." in text, text
+    assert '```yaml\nstopStrategy:\n  expression: "cronworkflow.succeeded >= 1"\n```' in text, text
+    assert "pip\n\nInstall it with pip." in text and "=== " not in text
+    assert "This guide assumes that you have read the usage guide." in text
+    # a component whose body starts at the margin keeps its block's indentation, which is the YAML's own
+    assert '```yaml\ndata:\n  router: |-\n    {"headers": {"propagate": ["Authorization"]}}\n```' in text, text
+    assert "```\nan indented code block\n```" in text  # outside any body, indented code is code
+    assert text.count("```") == 6, text
+
+
 def test_answers_quote_no_markup(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

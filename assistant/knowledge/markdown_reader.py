@@ -36,6 +36,7 @@ PIECE_CHARS = 1_000_000  # a longer file is parsed in pieces, each at least this
 ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t\r\n]|$)")
 
 _parser = MarkdownIt("commonmark").enable("table")
+HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)  # to its end, or to the block's end when unclosed
 
 
 def inline_text(token: Token) -> str:
@@ -52,6 +53,19 @@ def inline_text(token: Token) -> str:
         elif child.type == "html_inline":  # a <br> in a table cell parts its lines: "true<br>cpu" is "true cpu"
             parts.append(" " if child.content.lower().startswith("<br") else strip_tags(child.content))
     return "".join(parts)
+
+
+def html_block_text(fragment: str) -> str:
+    """The text of an HTML block in Markdown (`html_fragment_text`), its lines read as Markdown's inline text.
+    CommonMark ends an HTML block at a blank line, so the Markdown written right after a component's opening
+    tag is part of it (`<hfoption id="EVA">` then "[EVA](https://...) performs SVD ..."): its tags go, and a
+    link or an image is its words, as in a paragraph, where the link was quoted as written. A comment is left
+    out whole: the page's reader never sees what the author commented out (DeepSpeed's tutorial keeps an old
+    launch recipe in one, with its commands)."""
+    text = html_fragment_text(HTML_COMMENT.sub("", fragment))
+    if "<pre" in fragment.lower() or "<table" in fragment.lower():  # blocks, read as HTML
+        return text
+    return "\n".join(inline_text(_parser.parseInline(line)[0]) if line.strip() else line for line in text.split("\n"))
 
 
 def table_rows(tokens: list[Token], start: int) -> tuple[list[list[str]], int]:
@@ -163,7 +177,7 @@ def read_markdown(text: str, notes: list[str] | None = None, mdx: bool = False) 
                 language = token.info.strip().split(" ", 1)[0].strip("{}.") if token.type == "fence" else ""
                 body.append(fenced(language, token.content.rstrip("\n").split("\n")) + "\n")
             elif token.type == "html_block":
-                body.append(html_fragment_text(token.content))
+                body.append(html_block_text(token.content))
             elif token.type in BLOCK_ENDS and body and not body[-1].endswith("\n"):
                 body[-1] += "\n"
             i += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 # one pattern for every inline form; each part is bounded, so a line of unclosed braces is read once
 TAG = re.compile(
@@ -26,8 +27,16 @@ TAG = re.compile(
     r"|(?<=\))[ \t]?\{[^{}\n]{0,300}=[^{}\n]{0,300}\}"  # attributes after an image or link: ){ align="center" }
     r"|\[\[(?:autodoc|open-in-colab)\]\]"  # Hugging Face doc-builder directives: [[autodoc]] Accelerator
 )
-# "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays
-ADMONITION = re.compile(r"^(?P<indent>\s*)(?:!!!|\?\?\?\+?|:{3,})\s*(?P<rest>.*)$")
+# a Hugo site parameter in a command, `{{< param "version" >}}`: the page shows the release there; a fenced
+# command keeps it as a placeholder, `<version>`, the way documentation writes a value to fill in
+PARAMETER = re.compile(r"\{\{[<%]\s*params?\s+\"?(?P<name>[\w.-]{1,60})\"?\s*[>%]\}\}")
+# "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays; MkDocs' content
+# tab, `=== "pip"`, keeps its name
+ADMONITION = re.compile(r"^(?P<indent>\s*)(?P<marker>!!!|\?\?\?\+?|:{3,}|===\+?(?=\s))\s*(?P<rest>.*)$")
+# a component's opening or closing tag alone on its line: JSX's capitalised `<Tip warning={true}>`, `</Tabs>`,
+# Hugging Face's `<hfoption id="EVA">`
+COMPONENT_TAG = re.compile(r"^\s*<(?P<closing>/?)(?P<name>[A-Z][\w.]*|hf[a-z]+)(?:\s[^<>]*)?>\s*$")
+BODY_INDENT = 4  # what an admonition's, a content tab's or a component's body is indented by
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
 MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
@@ -46,27 +55,73 @@ def admonition_title(rest: str) -> str:
 def without_site_markup(text: str, mdx: bool = False) -> str:
     """The text with template tags, attribute lists and admonition markers taken out, line for line;
     fenced code blocks are left as they are. An MDX page (`mdx`) also loses its import and export lines
-    and its comments; its components are tags the Markdown reader already reads past."""
+    and its comments; its components are tags the Markdown reader already reads past.
+
+    The body of an admonition or a content tab (MkDocs), indented four spaces under its marker, and of a
+    component (`<Tip>`, whose Hugging Face pages indent it so) is taken out of its indentation: Markdown reads
+    four indented spaces as code, so an admonition's second paragraph was quoted as a code block, and its
+    fenced commands as a block showing their fences."""
     out = []
     fence = ""
+    bodies: list[Body] = []  # the open bodies, innermost last
     for line in text.split("\n"):
+        if line.strip():
+            # an admonition's body ends at a line indented less than it; a component's body is indented only if
+            # its first line is (KServe's `<TabItem>` holds YAML at the margin, whose indentation is its own)
+            while bodies and not bodies[-1].component and indentation(line) < bodies[-1].shift:
+                bodies.pop()
+            if bodies and bodies[-1].shift < 0:
+                outer = bodies[-2].shift if len(bodies) > 1 else 0
+                bodies[-1].shift = outer + BODY_INDENT * (indentation(line) >= outer + BODY_INDENT)
+        line = dedented(line, max(bodies[-1].shift, 0) if bodies else 0)
         opening = FENCE.match(line)
         if fence:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = ""
-            out.append(line)
+            out.append(PARAMETER.sub(r"<\g<name>>", line))
             continue
         if opening:
             fence = opening.group(1)
             out.append(line)
             continue
+        shift = max(bodies[-1].shift, 0) if bodies else 0
+        component = COMPONENT_TAG.match(line)
+        if component and component.group("closing"):
+            while bodies and bodies[-1].component and bodies.pop().component != component.group("name"):
+                pass
+        elif component:
+            bodies.append(Body(-1, component.group("name")))  # its shift is read off its first line
         admonition = ADMONITION.match(line)
         if admonition:
             out.append(admonition.group("indent") + admonition_title(admonition.group("rest")))
+            if not admonition.group("marker").startswith(":"):  # Docusaurus' `:::` closes its own body
+                bodies.append(Body(shift + len(admonition.group("indent")) + BODY_INDENT))
             continue
         line = outside_code_spans(line, lambda words: TAG.sub("", words))
         out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
+
+
+@dataclass
+class Body:
+    """An admonition's, a content tab's or a component's body: the columns of indentation its lines lose (-1
+    for a component until its first line is read), and the component's name ("" for an admonition or a tab)."""
+
+    shift: int
+    component: str = ""
+
+
+def indentation(line: str) -> int:
+    """The columns of the line's leading blanks, a tab reaching the next multiple of four."""
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(BODY_INDENT))
+
+
+def dedented(line: str, shift: int) -> str:
+    """The line without as many of its leading blanks as fill at most `shift` columns."""
+    taken = 0
+    while taken < len(line) and line[taken] in " \t" and len(line[: taken + 1].expandtabs(BODY_INDENT)) <= shift:
+        taken += 1
+    return line[taken:]
 
 
 # an inline code span: a run of backticks, then anything up to a run of the same length
