@@ -111,6 +111,37 @@ def test_an_up_to_date_index_is_not_read_again_and_an_edit_syncs_only_what_chang
     assert gpu is not None and "tensor math" in gpu.text
 
 
+def test_an_index_read_by_an_earlier_edition_of_the_readers_is_read_again_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files are unchanged, but the readers now read them differently (`corpus.READING`): the start syncs,
+    re-embedding only the entries whose text changed, and records the edition so the next start does not."""
+    import assistant.index.chroma_index
+    from assistant.knowledge.corpus import READING
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\n## Stop\n\nIt stops after two completions.\n", encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", knowledge=(docs,), embeddings=FAKE, model="extractive")
+    Assistant(settings, embedder=FakeEmbeddings())
+    index = Index(settings, embedder=FakeEmbeddings())
+    assert index.store.manifest()["reading"] == READING and index.stale_reason() is None  # type: ignore[index]
+
+    index.store.annotate(reading=READING - 1)  # as an earlier edition left it
+    assert "earlier version of the readers" in (Index(settings, embedder=FakeEmbeddings()).stale_reason() or "")
+    parse = assistant.index.chroma_index.load_corpus
+    parsed: list[object] = []
+    monkeypatch.setattr(
+        assistant.index.chroma_index,
+        "load_corpus",
+        lambda paths, **options: parsed.append(paths) or parse(paths, **options),
+    )
+    quiet = FakeEmbeddings()
+    Assistant(settings, embedder=quiet)
+    assert len(parsed) == 1 and quiet.embedded == 0  # read again; the same text is not embedded again
+    assert Index(settings, embedder=FakeEmbeddings()).stale_reason() is None
+
+
 def test_a_missing_knowledge_path_is_one_line_and_the_index_is_kept(
     cli: Home,  # noqa: F811
     capsys: pytest.CaptureFixture[str],

@@ -73,7 +73,7 @@ from assistant.index.sync_report import RemovalRefused, SyncReport, entry_hash  
 from assistant.index.writer import BackgroundWriter, is_disk_full
 from assistant.knowledge.asked_as import FIELD as ASKED_AS
 from assistant.knowledge.asked_as import descriptions_of, sources_of, with_descriptions
-from assistant.knowledge.corpus import load_corpus, under
+from assistant.knowledge.corpus import READING, load_corpus, under
 from assistant.offline import offline_environment
 from assistant.redaction import strip_userinfo
 from assistant.settings import Settings, reranking_for
@@ -412,6 +412,7 @@ class Index(ChromaConnection, SearchPrimitives):
                 "chunks": sum(len(item.chunks) for item in fresh.values()),
                 "knowledge": knowledge,
                 "files": files,
+                "reading": READING,
                 "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             }
             # the same chunks in the same order: the lexical index of this generation still fits
@@ -450,10 +451,11 @@ class Index(ChromaConnection, SearchPrimitives):
         return with_descriptions(entry, descriptions_of(old.entry), sources)
 
     def _record_files(self, manifest: dict[str, Any], files: dict[str, Any]) -> None:
-        """Refresh the fingerprints of an unchanged generation (touched files, or an index from before them)."""
-        if manifest.get("files") != files:
+        """Refresh the fingerprints of an unchanged generation (touched files, or an index from before them), and
+        the readers' edition that read it the same (`corpus.READING`)."""
+        if manifest.get("files") != files or manifest.get("reading") != READING:
             with contextlib.suppress(OSError):  # only an optimisation: the next start hashes the files again
-                self.store.annotate(files=files)
+                self.store.annotate(files=files, reading=READING)
 
     def _embed(
         self,

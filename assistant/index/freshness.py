@@ -21,7 +21,15 @@ from typing import Any
 
 from assistant.errors import AssistantError
 from assistant.index.store import Store
-from assistant.knowledge.corpus import Corpus, display_path, iter_knowledge_files, not_regular, under, virtual_tree
+from assistant.knowledge.corpus import (
+    READING,
+    Corpus,
+    display_path,
+    iter_knowledge_files,
+    not_regular,
+    under,
+    virtual_tree,
+)
 from assistant.settings import Settings
 
 Fingerprints = dict[str, dict[str, Any]]  # display path -> {"size", "mtime_ns", "sha256"}
@@ -103,6 +111,8 @@ def stale_reason(
     held = manifest.get("knowledge")
     if not isinstance(held, list) or [same_path(p) for p in held] != [same_path(p) for p in wanted]:
         return f"the index holds {':'.join(held or []) or 'other knowledge'}, the settings name {':'.join(wanted)}"
+    if manifest.get("reading") != READING:  # the same files may read differently now: a sync reads them again
+        return "the documents were read by an earlier version of the readers"
     recorded: Fingerprints | None = manifest.get("files")
     if not isinstance(recorded, dict):
         return "the index does not record its files yet"

@@ -31,6 +31,10 @@ from assistant.knowledge.text_reader import read_text_document
 from assistant.text import clean, parenthesised, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
 
+# the readers' edition, raised when a reader reads an unchanged file differently (an admonition's indented body,
+# a comment left out): an index read by an older edition is synced again when the assistant starts, not
+# only on `assistant index` (`index.freshness.stale_reason`)
+READING = 2
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, ".html", ".htm", ".pdf")
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl", *DOCUMENT_SUFFIXES)
