@@ -472,11 +472,11 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
     supporting sentence's "... it'll only support the architectures visible at the time of building." by the
     `TORCH_CUDA_ARCH_LIST=...` build line (`with_code_block` shows one block, the lead's).
 
-    A sentence that introduces a small table is followed by the table whole (`table_introduced`), and the
-    rows of it the answer quoted apart are left out: "Phone numbers for when PagerDuty or Slack is down." is
-    said of the names and numbers under it, which share no word with "what's their mobile number?"."""
+    A sentence that introduces a small table is followed by the table whole (`table_introduced`) when the
+    answer quotes none of its rows: "Phone numbers for when PagerDuty or Slack is down." is said of the names
+    and numbers under it, which share no word with "what's their mobile number?". A row the question picked
+    ("the default idle_timeout?") answers alone."""
     out: list[str] = []
-    shown_whole: set[str] = set()  # rows of a table the answer shows whole
     for line in lines:
         out.append(line)
         cited = cited_id(line)
@@ -488,10 +488,11 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
                 out.append(shown)
         elif (table := table_introduced(line, cited, candidates)) is not None:
             text, rows = table
+            if any(quoted_as(row, quoted) for row in rows for quoted in lines):
+                continue  # the question picked its row ("the default idle_timeout?"): the row answers, not the table
             if (shown := cite(text, cited)) not in out:
                 out.append(shown)
-                shown_whole.update(cite(row.text, row.entry_id) for row in rows)
-    return [line for line in out if line not in shown_whole]
+    return out
 
 
 def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
