@@ -173,6 +173,8 @@ def test_an_indented_body_of_an_admonition_a_tab_or_a_component_is_read_as_text(
     # a component whose body starts at the margin keeps its block's indentation, which is the YAML's own
     assert '```yaml\ndata:\n  router: |-\n    {"headers": {"propagate": ["Authorization"]}}\n```' in text, text
     assert "```\nan indented code block\n```" in text  # outside any body, indented code is code
+    placeholder = read_markdown("# Run\n\n## Args\n\n<NUM_GPUS>\n\n    deepspeed train.py\n").sections[-1].text
+    assert "```\ndeepspeed train.py\n```" in placeholder, placeholder  # a placeholder opens no component
     assert text.count("```") == 6, text
 
 

@@ -128,7 +128,7 @@ def test_an_index_read_by_an_earlier_edition_of_the_readers_is_read_again_at_sta
     assert index.store.manifest()["reading"] == READING and index.stale_reason() is None  # type: ignore[index]
 
     index.store.annotate(reading=READING - 1)  # as an earlier edition left it
-    assert "earlier version of the readers" in (Index(settings, embedder=FakeEmbeddings()).stale_reason() or "")
+    assert "earlier version of its readers" in (Index(settings, embedder=FakeEmbeddings()).stale_reason() or "")
     parse = assistant.index.chroma_index.load_corpus
     parsed: list[object] = []
     monkeypatch.setattr(

@@ -112,7 +112,7 @@ def stale_reason(
     if not isinstance(held, list) or [same_path(p) for p in held] != [same_path(p) for p in wanted]:
         return f"the index holds {':'.join(held or []) or 'other knowledge'}, the settings name {':'.join(wanted)}"
     if manifest.get("reading") != READING:  # the same files may read differently now: a sync reads them again
-        return "the documents were read by an earlier version of the readers"
+        return "the knowledge was read by an earlier version of its readers"
     recorded: Fingerprints | None = manifest.get("files")
     if not isinstance(recorded, dict):
         return "the index does not record its files yet"

@@ -62,7 +62,8 @@ def html_block_text(fragment: str) -> str:
     link or an image is its words, as in a paragraph, where the link was quoted as written. A comment is left
     out whole: the page's reader never sees what the author commented out (DeepSpeed's tutorial keeps an old
     launch recipe in one, with its commands)."""
-    text = html_fragment_text(HTML_COMMENT.sub("", fragment))
+    fragment = HTML_COMMENT.sub("", fragment)
+    text = html_fragment_text(fragment)
     if "<pre" in fragment.lower() or "<table" in fragment.lower():  # blocks, read as HTML
         return text
     return "\n".join(inline_text(_parser.parseInline(line)[0]) if line.strip() else line for line in text.split("\n"))

@@ -33,9 +33,10 @@ PARAMETER = re.compile(r"\{\{[<%]\s*params?\s+\"?(?P<name>[\w.-]{1,60})\"?\s*[>%
 # "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays; MkDocs' content
 # tab, `=== "pip"`, keeps its name
 ADMONITION = re.compile(r"^(?P<indent>\s*)(?P<marker>!!!|\?\?\?\+?|:{3,}|===\+?(?=\s))\s*(?P<rest>.*)$")
-# a component's opening or closing tag alone on its line: JSX's capitalised `<Tip warning={true}>`, `</Tabs>`,
-# Hugging Face's `<hfoption id="EVA">`
-COMPONENT_TAG = re.compile(r"^\s*<(?P<closing>/?)(?P<name>[A-Z][\w.]*|hf[a-z]+)(?:\s[^<>]*)?>\s*$")
+# a component's opening or closing tag alone on its line: JSX's `<Tip warning={true}>`, `</TabItem>` (a
+# capitalised word with lower-case letters, not a placeholder such as `<NUM_GPUS>`), Hugging Face's
+# `<hfoption id="EVA">`
+COMPONENT_TAG = re.compile(r"^\s*<(?P<closing>/?)(?P<name>[A-Z][a-z]\w*(?:\.\w+)*|hf[a-z]+)(?:\s[^<>]*)?>\s*$")
 BODY_INDENT = 4  # what an admonition's, a content tab's or a component's body is indented by
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
