@@ -122,6 +122,8 @@ def test_what_a_page_comments_out_is_not_read() -> None:
     text = read_markdown(page).sections[-1].text
     assert "Use the deepspeed launcher." in text and "Then check the logs." in text, text
     assert "Old recipe" not in text and "mpirun" not in text and "-->" not in text, text
+    inline = read_markdown("# T\n\n## S\n\nUse the flag <!-- not --old-flag > anymore --> to start.\n").sections[-1]
+    assert inline.text.strip() == "Use the flag  to start.", inline.text  # a comment inside a paragraph too
 
 
 INDENTED_BODIES = """# Cron workflows

@@ -41,7 +41,7 @@ HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)  # to its end, or to the b
 
 def inline_text(token: Token) -> str:
     """The words of an inline token: text and code as written, images by their alt text, breaks (and `<br>`) as
-    spaces."""
+    spaces; a comment inside a paragraph is left out, as a comment block is (`html_block_text`)."""
     parts = []
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
@@ -50,7 +50,8 @@ def inline_text(token: Token) -> str:
             parts.append(" ")
         elif child.type == "image":
             parts.append(child.content)
-        elif child.type == "html_inline":  # a <br> in a table cell parts its lines: "true<br>cpu" is "true cpu"
+        elif child.type == "html_inline" and not child.content.startswith("<!--"):  # a comment is not read
+            # a <br> in a table cell parts its lines: "true<br>cpu" is "true cpu"
             parts.append(" " if child.content.lower().startswith("<br") else strip_tags(child.content))
     return "".join(parts)
 
