@@ -180,6 +180,18 @@ def test_an_indented_body_of_an_admonition_a_tab_or_a_component_is_read_as_text(
     assert text.count("```") == 6, text
 
 
+def test_an_mkdocs_snippet_include_is_no_text_and_leaves_no_empty_block() -> None:
+    """Argo's pages show an example file through `--8<-- "examples/wf.yaml:12"` inside a fence: the folder does
+    not hold the file, and the directive was the block's only line."""
+    page = (
+        '# Sync\n\n## Level\n\nUsing a semaphore:\n\n```yaml title="examples/wf.yaml"\n--8<-- "examples/wf.yaml:12"\n'
+        "```\n\n--8<--\nincludes/abbreviations.md\n--8<--\n\nThen submit it.\n"
+    )
+    text = read_markdown(page).sections[-1].text
+    assert "8<" not in text and "```" not in text, text
+    assert "Using a semaphore:" in text and "Then submit it." in text and "abbreviations" not in text
+
+
 def test_answers_quote_no_markup(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

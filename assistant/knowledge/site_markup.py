@@ -39,6 +39,10 @@ ADMONITION = re.compile(r"^(?P<indent>\s*)(?P<marker>!!!|\?\?\?\+?|:{3,}|===\+?(
 COMPONENT_TAG = re.compile(r"^\s*<(?P<closing>/?)(?P<name>[A-Z][a-z]\w*(?:\.\w+)*|hf[a-z]+)(?:\s[^<>]*)?>\s*$")
 BODY_INDENT = 4  # what an admonition's, a content tab's or a component's body is indented by
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
+# MkDocs' snippet include, `--8<-- "examples/wf.yaml:12"` (or a bare `--8<--` around a list of files): the site
+# shows the file there, which the folder indexed may not hold; the directive is no text of the page
+SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+))?\s*$")
+BARE_SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}\s*$")
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
 MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
@@ -65,6 +69,7 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
     out = []
     fence = ""
     bodies: list[Body] = []  # the open bodies, innermost last
+    listing = False  # inside a bare `--8<--` ... `--8<--` list of files to include
     for line in text.split("\n"):
         if line.strip():
             # an admonition's body ends at a line indented less than it; a component's body is indented only if
@@ -76,6 +81,11 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
                 bodies[-1].shift = outer + BODY_INDENT * (indentation(line) >= outer + BODY_INDENT)
         line = dedented(line, max(bodies[-1].shift, 0) if bodies else 0)
         opening = FENCE.match(line)
+        if BARE_SNIPPET.match(line):  # opens and closes a list of files to include, a path a line
+            listing = not listing
+        if listing or SNIPPET.match(line):
+            out.append("")
+            continue
         if fence:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = ""
