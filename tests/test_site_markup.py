@@ -190,6 +190,8 @@ def test_an_mkdocs_snippet_include_is_no_text_and_leaves_no_empty_block() -> Non
     text = read_markdown(page).sections[-1].text
     assert "8<" not in text and "```" not in text, text
     assert "Using a semaphore:" in text and "Then submit it." in text and "abbreviations" not in text
+    unclosed = read_markdown("# T\n\n## S\n\n--8<--\nincludes/a.md\n\nThe page goes on.\n").sections[-1].text
+    assert unclosed.strip() == "The page goes on.", unclosed  # a marker left open hides one paragraph at most
 
 
 def test_answers_quote_no_markup(tmp_path: Path) -> None:

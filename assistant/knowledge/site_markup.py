@@ -83,6 +83,8 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
         opening = FENCE.match(line)
         if BARE_SNIPPET.match(line):  # opens and closes a list of files to include, a path a line
             listing = not listing
+        elif listing and not line.strip():  # the list is one paragraph: an unclosed marker hides no more
+            listing = False
         if listing or SNIPPET.match(line):
             out.append("")
             continue
