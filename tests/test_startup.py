@@ -75,6 +75,20 @@ def test_switching_knowledge_answers_from_the_new_knowledge(seed_settings: Setti
     assert "glossary:learning-rate" in again.stdout
 
 
+def corpus_reads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The knowledge paths each sync reads from here on, one item a read (`load_corpus` counted)."""
+    import assistant.index.chroma_index
+
+    parse = assistant.index.chroma_index.load_corpus
+    parsed: list[object] = []
+    monkeypatch.setattr(
+        assistant.index.chroma_index,
+        "load_corpus",
+        lambda paths, **options: parsed.append(paths) or parse(paths, **options),
+    )
+    return parsed
+
+
 def test_an_up_to_date_index_is_not_read_again_and_an_edit_syncs_only_what_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,15 +99,7 @@ def test_an_up_to_date_index_is_not_read_again_and_an_edit_syncs_only_what_chang
     Assistant(settings, embedder=first)  # empty: builds
     assert first.embedded == 63
 
-    import assistant.index.chroma_index
-
-    parse = assistant.index.chroma_index.load_corpus
-    parsed: list[object] = []
-    monkeypatch.setattr(
-        assistant.index.chroma_index,
-        "load_corpus",
-        lambda paths, **options: parsed.append(paths) or parse(paths, **options),
-    )
+    parsed = corpus_reads(monkeypatch)
     quiet = FakeEmbeddings()
     Assistant(settings, embedder=quiet)
     assert parsed == [] and quiet.embedded == 0  # no parse, no encoder: a stat of four files
@@ -116,7 +122,6 @@ def test_an_index_read_by_an_earlier_edition_of_the_readers_is_read_again_at_sta
 ) -> None:
     """The files are unchanged, but the readers now read them differently (`corpus.READING`): the start syncs,
     re-embedding only the entries whose text changed, and records the edition so the next start does not."""
-    import assistant.index.chroma_index
     from assistant.knowledge.corpus import READING
 
     docs = tmp_path / "docs"
@@ -129,13 +134,7 @@ def test_an_index_read_by_an_earlier_edition_of_the_readers_is_read_again_at_sta
 
     index.store.annotate(reading=READING - 1)  # as an earlier edition left it
     assert "earlier version of its readers" in (Index(settings, embedder=FakeEmbeddings()).stale_reason() or "")
-    parse = assistant.index.chroma_index.load_corpus
-    parsed: list[object] = []
-    monkeypatch.setattr(
-        assistant.index.chroma_index,
-        "load_corpus",
-        lambda paths, **options: parsed.append(paths) or parse(paths, **options),
-    )
+    parsed = corpus_reads(monkeypatch)
     quiet = FakeEmbeddings()
     Assistant(settings, embedder=quiet)
     assert len(parsed) == 1 and quiet.embedded == 0  # read again; the same text is not embedded again

@@ -41,8 +41,7 @@ BODY_INDENT = 4  # what an admonition's, a content tab's or a component's body i
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing run (the reader's too)
 # MkDocs' snippet include, `--8<-- "examples/wf.yaml:12"` (or a bare `--8<--` around a list of files): the site
 # shows the file there, which the folder indexed may not hold; the directive is no text of the page
-SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+))?\s*$")
-BARE_SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}\s*$")
+SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}(?:\s+(?P<file>\"[^\"\n]*\"|'[^'\n]*'|\S+))?\s*$")
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
 MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
@@ -81,11 +80,12 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
                 bodies[-1].shift = outer + BODY_INDENT * (indentation(line) >= outer + BODY_INDENT)
         line = dedented(line, max(bodies[-1].shift, 0) if bodies else 0)
         opening = FENCE.match(line)
-        if BARE_SNIPPET.match(line):  # opens and closes a list of files to include, a path a line
+        snippet = SNIPPET.match(line)
+        if snippet and not snippet.group("file"):  # a bare marker opens and closes a list of files, a path a line
             listing = not listing
         elif listing and not line.strip():  # the list is one paragraph: an unclosed marker hides no more
             listing = False
-        if listing or SNIPPET.match(line):
+        if listing or snippet:
             out.append("")
             continue
         if fence:
