@@ -857,3 +857,28 @@ def test_a_parts_best_from_another_file_is_brought_forward_from_below_a_pages_se
     assert [s.entry_id.partition("#")[0] for s in part] == ["doc:gpu.md"] * 4 + ["doc:cgroups.md"]
     sources = [s.entry_id for s in chain.retrieve(reading).sources]
     assert sources[:2] == ["doc:gpu.md#sharding", "doc:cgroups.md#device-constraint"], sources
+
+
+PREEMPTION = """# Preemption
+
+## Protecting pods from preemption
+
+Preemption lets a queue take back its guaranteed resources from other queues by evicting their pods.
+Interactive pods, such as notebooks, lose their state when they are evicted, so evicting them is costly.
+Preemption only evicts pods of queues that use more than their guaranteed resources.
+The scheduler prefers to evict the pods that started most recently.
+A queue can also turn preemption off for all of its pods with a queue property.
+To protect a single pod, set the annotation `scheduler.example.org/allow-preemption: "false"` on it.
+The annotation is a request only: the scheduler may still evict such a pod when nothing else frees enough resources.
+"""
+
+
+def test_a_sections_sixth_best_sentence_is_quoted(tmp_path: Path) -> None:
+    """A section's sentences all share the question's words; the one that says how ranks sixth by them and
+    was left out when a section's answer quoted five (`offline_answer.section_sentences`)."""
+    bot = documents_assistant_of(tmp_path, {"preemption.md": PREEMPTION})
+    answer = bot.ask("Is there a way to mark a notebook pod so that preemption does not evict it?")
+    assert "scheduler.example.org/allow-preemption" in answer.text, answer.text
+    cited = "[doc:preemption.md#protecting-pods-from-preemption]."
+    quoted = [line for line in answer.text.splitlines() if line.endswith(cited)]
+    assert len(quoted) == 6, answer.text

@@ -467,9 +467,10 @@ def with_what_follows(lines: list[str], candidates: list[Candidate]) -> list[str
 
 def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> list[str]:
     """Each quoted sentence with the code block it introduces (within FOLLOWS sentences after it, in its chunk)
-    right after it, unless the answer shows that block already: a close alternative's "You should consider
-    backing this up regularly." is followed by its "Exporting example:" block, which holds the command, and a
-    supporting sentence's "... it'll only support the architectures visible at the time of building." by the
+    right after it, moved there when the answer quotes it further down as one of the section's best sentences
+    (unless an earlier sentence shows it): a close alternative's "You should consider backing this up
+    regularly." is followed by its "Exporting example:" block, which holds the command, and a supporting
+    sentence's "... it'll only support the architectures visible at the time of building." by the
     `TORCH_CUDA_ARCH_LIST=...` build line (`with_code_block` shows one block, the lead's).
 
     A sentence that introduces a small table is followed by the table whole (`table_introduced`) when the
@@ -484,15 +485,15 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
             continue
         block = next(blocks_after(line, cited, candidates), None)
         if block is not None:
-            if (shown := cite(block.text, block.entry_id)) not in lines and shown not in out:
-                out.append(shown)
+            if (shown := cite(block.text, block.entry_id)) not in out:
+                out.append(shown)  # moved here when the answer quotes it further down
         elif (table := table_introduced(line, cited, candidates)) is not None:
             text, rows = table
             if any(quoted_as(row, quoted) for row in rows for quoted in lines):
                 continue  # the question picked its row ("the default idle_timeout?"): the row answers, not the table
             if (shown := cite(text, cited)) not in out:
                 out.append(shown)
-    return out
+    return list(dict.fromkeys(out))  # a block moved up is shown once
 
 
 def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
