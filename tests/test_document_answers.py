@@ -882,3 +882,29 @@ def test_a_sections_sixth_best_sentence_is_quoted(tmp_path: Path) -> None:
     cited = "[doc:preemption.md#protecting-pods-from-preemption]."
     quoted = [line for line in answer.text.splitlines() if line.endswith(cited)]
     assert len(quoted) == 6, answer.text
+
+
+PROTECTING = """# Preemption
+
+## Notebook pods and preemption
+
+Preemption may evict a notebook pod like any other pod, and an evicted notebook pod loses its kernel state.
+Save notebook work often.
+
+## Protecting a pod
+
+There is a flag for a pod that preemption should not evict.
+Set the annotation `scheduler.example.org/allow-preemption: "false"` on the pod.
+"""
+
+
+def test_a_close_alternatives_best_sentence_is_followed_by_the_next(tmp_path: Path) -> None:
+    """The second section fits about as well as the first; its best sentence announces a flag and the one after
+    it says how to set it, which no answer quoted (a close alternative was one sentence)."""
+    bot = documents_assistant_of(tmp_path, {"preemption.md": PROTECTING})
+    answer = bot.ask("Can I keep preemption from evicting my notebook pod?")
+    lines = answer.text.splitlines()
+    flag = next(n for n, line in enumerate(lines) if "There is a flag for a pod" in line)
+    assert lines[flag].startswith("Preemption › Protecting a pod: "), answer.text
+    how = 'Set the annotation scheduler.example.org/allow-preemption: "false" on the pod'
+    assert lines[flag + 1] == f"{how} [doc:preemption.md#protecting-a-pod].", answer.text

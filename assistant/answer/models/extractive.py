@@ -1107,8 +1107,9 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     (half the first's word score or more): on a question in the asker's own words the search may
     have put the answer second, and one more titled line costs the reader less than a wrong lead.
     Of a team's documents, each of the next two sections that fits as well: the section that says it was
-    third about as often as second on the documentation sets. `views` are the `scored` ones, in search
-    order."""
+    third about as often as second on the documentation sets; and with its best sentence the one after it,
+    which often says what the first announces ("each of these is composed of 3 containers:" and the first of
+    them; "there is a flag for that" and how to set it). `views` are the `scored` ones, in search order."""
     if not views:
         return []
     top, best = views[0], entry_score(views[0], score)
@@ -1120,9 +1121,18 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
             )
             if other is not None:
                 lines.append(cite(f"{view.title}: {other.text}", view.entry_id))
+                if view.kind == "document" and (after := next_sentence(view, other)) is not None:
+                    lines.append(cite(after.text, after.entry_id))
             if view.kind != "document":
                 break
     return lines
+
+
+def next_sentence(view: EntryView, sentence: Candidate) -> Candidate | None:
+    """The sentence that follows `sentence` in its entry, if the context holds it."""
+    at = view.sentences.index(sentence)
+    after = view.sentences[at + 1] if at + 1 < len(view.sentences) else None
+    return after if after is not None and after.position == sentence.position + 1 else None
 
 
 COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores, OfflineAnswerSettings], list[str]]] = {
