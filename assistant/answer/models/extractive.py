@@ -1129,10 +1129,9 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
 
 
 def next_sentence(view: EntryView, sentence: Candidate) -> Candidate | None:
-    """The sentence that follows `sentence` in its entry, if the context holds it."""
-    at = view.sentences.index(sentence)
-    after = view.sentences[at + 1] if at + 1 < len(view.sentences) else None
-    return after if after is not None and after.position == sentence.position + 1 else None
+    """The sentence right after `sentence` in its context block (one chunk of the section: a later chunk's
+    positions start again), if the context holds it."""
+    return next((c for c in view.sentences if c.rank == sentence.rank and c.position == sentence.position + 1), None)
 
 
 COMPOSERS: dict[str, Callable[[Reading, list[EntryView], Scores, OfflineAnswerSettings], list[str]]] = {
