@@ -55,10 +55,11 @@ def documents_assistant_of(folder: Path, files: dict[str, str]):  # type: ignore
 
 
 def int8_gemm_saturates() -> bool:
-    """Does onnxruntime's int8 matrix product lose precision on this CPU? On x86 without VNNI (AVX2 only),
-    its u8 x s8 kernel sums pairs of products in 16 bits, which saturate: the shipped int8 encoder's
-    vectors then differ a little from a VNNI machine's (worst cosine to torch 0.988 instead of 0.994 on
-    one AMD EPYC), so checks pinned to the figures recorded on a VNNI machine cannot hold there."""
+    """Does onnxruntime's int8 matrix product differ on this CPU? On x86 without VNNI (AVX2 only), its u8 x s8
+    kernel sums pairs of products in 16 bits, which saturate; the encoder has it widen them instead
+    (`session.x64quantprecision`, `onnx_encoder`), which brings its vectors near a VNNI machine's (worst cosine
+    to torch 0.992 against 0.994; 0.985 saturated, on one AMD EPYC) but not to the same bits, so checks
+    pinned to the figures recorded on a VNNI machine cannot hold there."""
     try:
         flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
     except OSError:
@@ -68,8 +69,8 @@ def int8_gemm_saturates() -> bool:
 
 INT8_SATURATES = int8_gemm_saturates()
 SATURATION_REASON = (
-    "this CPU has AVX2 but no VNNI: onnxruntime's u8 x s8 int8 kernel saturates, so the shipped encoder's "
-    "vectors differ from those the recorded figures were measured with (see tests/conftest.py)"
+    "this CPU has AVX2 but no VNNI: onnxruntime computes its int8 products another way, so the shipped "
+    "encoder's vectors differ slightly from those the recorded figures were measured with (see tests/conftest.py)"
 )
 
 

@@ -31,7 +31,7 @@ from assistant.index.embeddings import (
 )
 from assistant.knowledge.corpus import load_corpus
 from assistant.settings import Settings
-from tests.conftest import IN_CI, INT8_SATURATES, REPO, SEED
+from tests.conftest import IN_CI, REPO, SEED
 from tests.fakes import FakeEmbeddings
 
 MLSYS = REPO / "knowledge" / "mlsys"
@@ -80,8 +80,9 @@ def cosine(a: list[float], b: list[float]) -> float:
 
 
 def test_onnx_vectors_match_the_torch_encoder_per_text(sample: list[str]) -> None:
-    """Worst text >= 0.99 and mean >= 0.995 where int8 products are exact (VNNI); on an AVX2-only CPU,
-    whose int8 kernel saturates (`tests/conftest.py`), 0.985 and 0.993 (measured 0.988 and 0.995)."""
+    """Worst text >= 0.99 and mean >= 0.995, on a VNNI CPU and on an AVX2-only one alike: there the encoder
+    has onnxruntime widen the int8 products that its kernel would saturate (`tests/conftest.py`; on one AMD
+    EPYC 0.985 / 0.994 saturated, 0.992 / 0.996 widened)."""
     export_extra_or_skip()
     from assistant.index.torch_encoder import TorchEncoder
 
@@ -89,9 +90,8 @@ def test_onnx_vectors_match_the_torch_encoder_per_text(sample: list[str]) -> Non
     reference = TorchEncoder().embed_documents(sample)
     cosines = [cosine(a, b) for a, b in zip(ours, reference, strict=True)]
     worst = min(range(len(sample)), key=cosines.__getitem__)
-    least, mean = (0.985, 0.993) if INT8_SATURATES else (0.99, 0.995)
-    assert cosines[worst] >= least, f"cosine {cosines[worst]:.4f} to torch for {sample[worst][:80]!r}"
-    assert sum(cosines) / len(cosines) >= mean
+    assert cosines[worst] >= 0.99, f"cosine {cosines[worst]:.4f} to torch for {sample[worst][:80]!r}"
+    assert sum(cosines) / len(cosines) >= 0.995
 
 
 def test_a_text_gets_the_same_vector_alone_and_in_a_mixed_batch(sample: list[str]) -> None:
