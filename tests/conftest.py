@@ -54,7 +54,7 @@ def documents_assistant_of(folder: Path, files: dict[str, str]):  # type: ignore
     return bot
 
 
-def int8_gemm_saturates() -> bool:
+def int8_without_vnni() -> bool:
     """Does onnxruntime's int8 matrix product differ on this CPU? On x86 without VNNI (AVX2 only), its u8 x s8
     kernel sums pairs of products in 16 bits, which saturate; the encoder has it widen them instead
     (`session.x64quantprecision`, `onnx_encoder`), which brings its vectors near a VNNI machine's (worst cosine
@@ -67,8 +67,8 @@ def int8_gemm_saturates() -> bool:
     return " avx2" in flags and " avx512_vnni" not in flags and " avx_vnni" not in flags
 
 
-INT8_SATURATES = int8_gemm_saturates()
-SATURATION_REASON = (
+INT8_WITHOUT_VNNI = int8_without_vnni()
+WITHOUT_VNNI_REASON = (
     "this CPU has AVX2 but no VNNI: onnxruntime computes its int8 products another way, so the shipped "
     "encoder's vectors differ slightly from those the recorded figures were measured with (see tests/conftest.py)"
 )

@@ -9,7 +9,7 @@ import pytest
 
 from assistant.eval.questions import load_questions
 from assistant.question import value_kinds
-from tests.conftest import INT8_SATURATES, REPO, SATURATION_REASON
+from tests.conftest import INT8_WITHOUT_VNNI, REPO, WITHOUT_VNNI_REASON
 from tests.script_modules import load_script
 
 
@@ -27,7 +27,7 @@ def refitted() -> tuple[ModuleType, list, tuple]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(INT8_SATURATES, reason=SATURATION_REASON)  # its features include the encoder's vectors
+@pytest.mark.skipif(INT8_WITHOUT_VNNI, reason=WITHOUT_VNNI_REASON)  # its features include the encoder's vectors
 def test_the_shipped_weights_are_refitted_from_the_committed_questions(refitted: tuple) -> None:
     _, _, (vocabulary, weights, bias) = refitted
     shipped = value_kinds.ValueReader()

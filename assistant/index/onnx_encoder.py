@@ -68,9 +68,9 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # on x86 without VNNI, onnxruntime's u8 x s8 int8 kernel sums pairs of products in 16 bits, which
-        # saturate: this has it widen them first, so the vectors are those of a VNNI CPU's exact products (no
-        # effect on one). On one AVX2-only CPU: worst cosine to the torch encoder 0.985 -> 0.992, embedding
-        # about 20% slower there.
+        # saturate: this has it widen them first, so the products are exact as on a VNNI CPU (where it changes
+        # nothing); the vectors come close to a VNNI machine's, not to the same bits. On one AVX2-only CPU:
+        # worst cosine to the torch encoder 0.985 -> 0.992, embedding about 20% slower there.
         options.add_session_config_entry("session.x64quantprecision", "1")
         options.log_severity_level = 3
         self._session = onnxruntime.InferenceSession(
