@@ -486,14 +486,14 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
         block = next(blocks_after(line, cited, candidates), None)
         if block is not None:
             if (shown := cite(block.text, block.entry_id)) not in out:
-                out.append(shown)  # moved here when the answer quotes it further down
+                out.append(shown)  # moved here; its later copy goes with the answer's repeats (`extract_answer`)
         elif (table := table_introduced(line, cited, candidates)) is not None:
             text, rows = table
             if any(quoted_as(row, quoted) for row in rows for quoted in lines):
                 continue  # the question picked its row ("the default idle_timeout?"): the row answers, not the table
             if (shown := cite(text, cited)) not in out:
                 out.append(shown)
-    return list(dict.fromkeys(out))  # a block moved up is shown once
+    return out
 
 
 def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
