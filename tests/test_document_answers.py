@@ -255,7 +255,9 @@ def test_an_faq_answer_is_quoted_not_its_question(handbook_bot: Assistant) -> No
 
 def test_a_list_items_later_sentence_is_read_with_its_term(handbook_bot: Assistant) -> None:
     answer = handbook_bot.ask("default bf_window?")
-    assert "1440 minutes" in answer.text.splitlines()[0], answer.text  # not bf_interval's 30 seconds
+    first, second = answer.text.splitlines()[:2]
+    assert first.startswith("bf_window=# - "), answer.text  # the item it goes on from, before it
+    assert "1440 minutes" in second, answer.text  # not bf_interval's 30 seconds
 
 
 def test_a_how_to_on_documents_is_answered_when_its_steps_are_prose(handbook_bot: Assistant) -> None:
@@ -908,3 +910,37 @@ def test_a_close_alternatives_best_sentence_is_followed_by_the_next(tmp_path: Pa
     assert lines[flag].startswith("Preemption › Protecting a pod: "), answer.text
     how = 'Set the annotation scheduler.example.org/allow-preemption: "false" on the pod'
     assert lines[flag + 1] == f"{how} [doc:preemption.md#protecting-a-pod].", answer.text
+
+
+TIMEOUTS = """# Gang scheduling
+
+## Scheduling policy parameters
+
+The following parameters are supported on a gang application:
+
+`placeholderTimeoutInSeconds`
+
+Default value: *15 minutes*.
+This parameter defines the reservation timeout for how long the scheduler should wait until giving up allocating all
+the placeholders.
+The timeout timer starts to tick when the scheduler allocates the first placeholder pod.
+This ensures that if the scheduler could not schedule all the placeholder pods, it will eventually give up.
+If none of the placeholders can be allocated, this timeout does not kick in.
+
+`gangSchedulingStyle`
+
+Valid values: *Soft*, *Hard*.
+Default value: *Soft*.
+This parameter defines the fallback mechanism if the app encounters gang issues due to placeholder pod allocation.
+"""
+
+
+def test_a_quoted_sentence_comes_with_the_first_sentence_it_goes_on_from(tmp_path: Path) -> None:
+    """The sentences that describe the timeout are read with their paragraph's first sentence, which states its
+    default and shares no word with the question; the answer quoted them without it."""
+    bot = documents_assistant_of(tmp_path, {"gang.md": TIMEOUTS})
+    answer = bot.ask("How long will the scheduler wait for all placeholders before it gives up, if we set nothing?")
+    lines = answer.text.splitlines()
+    cited = "[doc:gang.md#scheduling-policy-parameters]"
+    assert lines[0] == f"Default value: 15 minutes {cited}.", answer.text
+    assert lines[1].startswith("This parameter defines the reservation timeout"), answer.text

@@ -330,7 +330,7 @@ def extract_answer(
     lines = sentence_first(with_what_follows(lines, candidates))
     if layout.files:
         lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
-        lines = with_introduced_blocks(lines, candidates)
+        lines = with_introduced_blocks(with_lead_ins(lines, candidates), candidates)
     return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
 
 
@@ -494,6 +494,57 @@ def with_introduced_blocks(lines: list[str], candidates: list[Candidate]) -> lis
             if (shown := cite(text, cited)) not in out:
                 out.append(shown)
     return out
+
+
+LEAD_IN_WITHIN = 2  # sentences before a quoted one within which the first sentence it goes on from stands
+
+
+def with_lead_ins(lines: list[str], candidates: list[Candidate]) -> list[str]:
+    """Each quoted sentence of a document that goes on from its paragraph's or list item's first sentence (its
+    `lead_in`, whose words counted as its own, `layout_of`) with that sentence right before it, moved there when
+    the answer quotes it further down: "Default value is 30 seconds." says whose default it is only after
+    "bf_interval=# - Interval between backfill scheduling attempts.", and "This parameter defines the
+    reservation timeout ..." goes on from the "Default value: 15 minutes." above it, which shares no word with
+    the question. A close alternative's title moves to the first sentence."""
+    out: list[str] = []
+    for line in lines:
+        found = lead_of(line, candidates)
+        if found is None:
+            out.append(line)
+            continue
+        sentence, lead = found
+        quoted = cite(sentence.text, sentence.entry_id)
+        title = line.removesuffix(quoted)  # "Section › Subsection: " before a close alternative's sentence
+        shown = cite(lead.text, lead.entry_id)
+        # shown already, or quoted under a close alternative's title ("Section › Subsection: " and the sentence)
+        titled = any(other != shown and other.endswith(shown) for other in lines)
+        if titled or any(other.endswith(shown) for other in out):
+            out.append(line)
+        else:  # its later copy, if the answer quotes it further down, goes with the answer's repeats
+            out += [title + shown, quoted]
+    return out
+
+
+def lead_of(line: str, candidates: list[Candidate]) -> tuple[Candidate, Candidate] | None:
+    """The quoted document sentence a `line` shows and the first sentence of the paragraph or list item it goes
+    on from, when the context holds both."""
+    if is_cited_code(line):
+        return None
+    sentence = next((c for c in candidates if c.kind == "document" and c.lead_in and quoted_as(c, line)), None)
+    if sentence is None:
+        return None
+    lead = next(
+        (
+            c
+            for c in candidates
+            if c.entry_id == sentence.entry_id
+            and c.rank == sentence.rank
+            and sentence.position - LEAD_IN_WITHIN <= c.position < sentence.position
+            and sentence.lead_in.endswith(c.text)
+        ),
+        None,
+    )
+    return None if lead is None else (sentence, lead)
 
 
 def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
