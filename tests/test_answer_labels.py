@@ -15,7 +15,7 @@ import pytest
 from assistant import Answer, Assistant, Settings
 from assistant.answer.chain import FALLBACK_NOTE, NO_VERIFIED_CLAIM, answer_prompt
 from assistant.answer.context import pack_context
-from assistant.answer.echo import ECHO_NOTE, echoes_instructions
+from assistant.answer.echo import ECHO_NOTE, echoes_instructions, without_echo
 from assistant.answer.labels import stream_ids, to_ids
 from assistant.answer.models import ChatModel
 from assistant.answer.models.text_reply import StubChatModel
@@ -186,6 +186,14 @@ def test_lines_that_repeat_the_prompt_are_not_shown_and_copied_sentences_verify(
     assert "Question:" not in answer.text
     assert answer.text.startswith("A glimmer cache keeps recently decoded attention pages in host memory [")
     assert [c.entry_id for c in answer.citations if c.supported] == [GLIMMER]
+
+
+def test_an_echo_is_taken_out_of_prose_and_a_quoted_block_is_left_as_written() -> None:
+    code = "```python\nimport os\n\n\ndef main():\n    pass\n```"
+    reply = f"Context entries:\n\n\nA claim [1].\n{code}\n[1]\n\n\n\nAnother claim [1]."
+    text, echoed = without_echo(reply, {"Context entries:"})
+    assert echoed and text == f"A claim [1].\n{code}\n[1]\n\nAnother claim [1]."
+    assert without_echo(f"Context entries:\n{code}", set()) == (f"Context entries:\n{code}", False)
 
 
 def test_a_reply_that_only_repeats_the_prompt_gives_way_to_the_extractive_answer(settings: Settings) -> None:

@@ -944,3 +944,33 @@ def test_a_quoted_sentence_comes_with_the_first_sentence_it_goes_on_from(tmp_pat
     cited = "[doc:gang.md#scheduling-policy-parameters]"
     assert lines[0] == f"Default value: 15 minutes {cited}.", answer.text
     assert lines[1].startswith("This parameter defines the reservation timeout"), answer.text
+
+
+TRACKERS = """# Experiment trackers
+
+## Registering a custom tracker by name
+
+Instead of passing an instance, you can register a custom tracker class so it can be selected by its name.
+This is handy when the trackers to use are read from a config file:
+
+```python
+from trainer_ops.tracking import GeneralTracker, register_tracker_class
+
+
+class MyCustomTracker(GeneralTracker):
+    name = "my_tracker"
+
+
+register_tracker_class(MyCustomTracker)
+```
+"""
+
+
+def test_a_quoted_code_block_keeps_its_blank_lines_and_verifies(tmp_path: Path) -> None:
+    """Python code keeps two blank lines between definitions; the answer's blank lines were squeezed to one,
+    inside a quoted block too, so the block no longer matched its page and was removed as unverified."""
+    bot = documents_assistant_of(tmp_path, {"tracking.md": TRACKERS})
+    answer = bot.ask("Can I select my own tracker class by a name from a config file?")
+    assert "register_tracker_class(MyCustomTracker)" in answer.text, answer.text
+    assert "import GeneralTracker, register_tracker_class\n\n\nclass MyCustomTracker" in answer.text, answer.text
+    assert not any("does not hold" in note for note in answer.notes), answer.notes

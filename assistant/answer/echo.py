@@ -8,10 +8,10 @@ capable model writes is a word-for-word line of its instructions.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from assistant.answer.prompts import load_prompt
+from assistant.blocks import fenced_ranges
 from assistant.text import content_words
 from assistant.verify.unicode import plain
 
@@ -35,10 +35,21 @@ def without_echo(reply: str, instructions: set[str]) -> tuple[str, bool]:
     A small base model continues its prompt instead of answering it (the 270M model starts most
     replies with the system text and "Context entries:"). Those lines are not claims and say
     nothing the user asked, so they are not shown; an entry's sentences it copies stay, to be verified.
+    A quoted block is left as written: its blank lines are code, and the block is verified line for line.
     """
-    kept = [line for line in reply.split("\n") if line.strip() not in instructions]
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return text, len(kept) < len(reply.split("\n"))
+    lines = reply.split("\n")
+    coded = {n for first, end in fenced_ranges(lines) for n in range(first, end + 1)}
+    kept: list[str] = []
+    echoed = False
+    for n, line in enumerate(lines):
+        if n not in coded:
+            if line.strip() in instructions:
+                echoed = True
+                continue
+            if not line.strip() and kept and not kept[-1].strip():
+                continue  # blank lines between prose, where an echo was, are one
+        kept.append(line)
+    return "\n".join(kept).strip(), echoed
 
 
 def echoes_instructions(rewritten: str) -> bool:
