@@ -271,12 +271,18 @@ def quoted_in(quote: Block, text: str) -> bool:
 
 
 def same_row(quoted: str, row: str) -> bool:
-    """A quoted row is the row, each cell whole or cut with "…" from the cell's start."""
+    """A quoted row is the row, each cell whole or cut with "…" from the cell's start (written "..." in an
+    answer read as the user sees it: NFKC spells the ellipsis with three full stops, `verify.unicode.plain`)."""
     mine, theirs = table_cells(quoted), table_cells(row)
     if len(mine) != len(theirs):
         return False
     for cell, full in zip(mine, theirs, strict=True):
         cell, full = " ".join(cell.split()), " ".join(full.split())
-        if cell != full and not (cell.endswith("…") and full.startswith(cell[:-1].rstrip())):
+        if cell != full and not any(cut_from(cell, mark, full) for mark in ("…", "...")):
             return False
     return True
+
+
+def cut_from(cell: str, mark: str, full: str) -> bool:
+    """Is `cell` the start of `full`, cut and ending with `mark`?"""
+    return cell.endswith(mark) and full.startswith(cell.removesuffix(mark).rstrip())

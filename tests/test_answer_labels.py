@@ -95,6 +95,19 @@ def test_a_streamed_label_split_across_deltas_is_shown_as_its_id() -> None:
     assert len(long) >= 2 and "".join(long) == "a [" + "b" * 40 + " c"
 
 
+@pytest.mark.parametrize("cut", [1, 2, 3, 7, 1000])
+def test_a_quoted_blocks_brackets_stay_code_however_the_stream_cuts_it(cut: int) -> None:
+    """`images[0]` and a config prompt's `[1]:2` inside a quoted block are code: rewritten as labels they no
+    longer matched the page, and the block was removed as unverified."""
+    labels = {"1": GLIMMER, "2": QUILL}
+    reply = "Run it like this [1].\n```python\nresult = pipe(prompt).images[0]\nsize? [1]:2\n```\n[2]\nDone [1]."
+    deltas = [reply[n : n + cut] for n in range(0, len(reply), cut)]
+    out = "".join(stream_ids(deltas, labels))
+    block = "```python\nresult = pipe(prompt).images[0]\nsize? [1]:2\n```"
+    assert out == f"Run it like this [{GLIMMER}].\n{block}\n[{QUILL}]\nDone [{GLIMMER}].", out
+    assert to_ids(out, labels) == out
+
+
 def test_the_context_labels_entries_by_number_and_maps_each_to_its_id(settings: Settings) -> None:
     bot = Assistant(settings)
     sources = bot.search("How does a glimmer cache resume a paused conversation?")

@@ -7,13 +7,15 @@ small documents written here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from assistant import Assistant, Settings
 from assistant.answer.context import Block
 from assistant.answer.labels import to_ids
 from assistant.answer.models.extractive import extract_answer
-from assistant.blocks import as_block, is_block, quoted_in, units
+from assistant.blocks import as_block, is_block, quoted_in, row_quotes, units
 from assistant.cli.answer_text import format_answer
 from assistant.index.chunking import Chunker
 from assistant.knowledge.documents import document_entries
@@ -25,6 +27,7 @@ from assistant.text import split_sentences
 from assistant.tuning import OfflineAnswerSettings
 from assistant.types import Answer, Citation, Entry
 from assistant.verify.citations import verify
+from assistant.verify.unicode import plain
 from ui.render import render_text
 
 SETUP = """---
@@ -328,6 +331,20 @@ def test_a_table_quote_verifies_as_the_header_and_a_row_of_the_entrys_table() ->
     assert verify(row, {ENTRY.id: ENTRY}).text == row
     invented = "```table\n| Option | Default |\n| idle | 30 |\n```\n[doc:setup.md#config]"
     assert "idle" not in verify(invented, {ENTRY.id: ENTRY}).text
+
+
+def test_a_quoted_row_whose_long_cell_is_cut_verifies_as_the_user_reads_it() -> None:
+    """A row's long cell is cut with "…"; the answer is checked as the user reads it, where NFKC spells the
+    ellipsis "...", and the row was removed as one the entry does not hold."""
+    long_cell = "Keep optimizer states in bf16 as well. " + "The offloaded state is about six bytes a parameter. " * 9
+    table = f"```table\n| Option | Description | Default |\n| bf16_optimizer | {long_cell} | false |\n```"
+    entry = replace(ENTRY, text=table)
+    quote = row_quotes(as_block(units(entry.text)[0]))[0]  # type: ignore[arg-type]
+    assert "…" in quote.text
+    answer = f"{plain(quote.text)}\n[doc:setup.md#config]"
+    assert "..." in answer and verify(answer, {entry.id: entry}).text == answer
+    invented = answer.replace("bf16_optimizer", "fp16_optimizer")
+    assert "optimizer" not in verify(invented, {entry.id: entry}).text
 
 
 def test_labels_inside_a_block_are_code_not_citations() -> None:
