@@ -32,6 +32,8 @@ def to_ids(text: str, labels: dict[str, str]) -> str:
 def rewritten_outside(text: str, spans: list[tuple[int, int]], labels: dict[str, str], offset: int = 0) -> str:
     """`text` with the label markers outside `spans` rewritten to ids; `spans` are (start, end) offsets of
     blocks in a longer text of which `text` starts at `offset`."""
+    if not labels:
+        return text
 
     def rewrite(match: re.Match[str]) -> str:
         numbers = [part.strip().lstrip("#") for part in re.split(r"[,;]", match.group("labels"))]
@@ -48,23 +50,29 @@ def rewritten_outside(text: str, spans: list[tuple[int, int]], labels: dict[str,
     return "".join([*out, LABEL_MARKER.sub(rewrite, text[last:])])
 
 
-def streamed_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) offsets of the blocks in a reply received so far: a block whose closing fence has not
-    arrived yet runs to the end of what has (`blocks.block_spans` leaves an unclosed fence out, as a whole
-    reply must)."""
-    spans: list[tuple[int, int]] = []
-    fence, start, position = "", 0, 0
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if not fence and (opening := OPENING.match(stripped)):
-            fence, start = opening.group(1), position
-        elif fence and stripped == fence:
-            spans.append((start, position + len(line)))
-            fence = ""
-        position += len(line) + 1
-    if fence:
-        spans.append((start, len(text)))
-    return spans
+class StreamedBlocks:
+    """The blocks of a reply as it arrives: each new complete line is read once (a reply streamed a word at a
+    time is tens of deltas a line). A block whose closing fence has not arrived yet runs to the end of what
+    has (`blocks.block_spans` leaves an unclosed fence out, as a whole reply must)."""
+
+    def __init__(self) -> None:
+        self.closed: list[tuple[int, int]] = []
+        self.fence = ""  # the open block's fence, "" outside a block
+        self.start = 0  # where the open block's opening fence starts
+        self.read = 0  # where the first line not read yet starts
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) offsets of the blocks in `text`, the reply received so far (each call's text goes on
+        from the last's)."""
+        while (end := text.find("\n", self.read)) != -1:
+            stripped = text[self.read : end].strip()
+            if not self.fence and (opening := OPENING.match(stripped)):
+                self.fence, self.start = opening.group(1), self.read
+            elif self.fence and stripped == self.fence:
+                self.closed.append((self.start, end))
+                self.fence = ""
+            self.read = end + 1
+        return [*self.closed, (self.start, len(text))] if self.fence else self.closed
 
 
 def stream_ids(deltas: Iterable[str], labels: dict[str, str]) -> Iterator[str]:
@@ -76,6 +84,7 @@ def stream_ids(deltas: Iterable[str], labels: dict[str, str]) -> Iterator[str]:
     however the deltas cut it: the block is told by the reply received so far, whose opening fence came first.
     """
     pending, received = "", ""
+    blocks = StreamedBlocks()
     for delta in deltas:
         pending += delta
         cut = pending.rfind("[")
@@ -83,16 +92,7 @@ def stream_ids(deltas: Iterable[str], labels: dict[str, str]) -> Iterator[str]:
             cut = len(pending)
         ready, pending = pending[:cut], pending[cut:]
         if ready:
-            yield rewritten_ready(received, ready, labels)
+            yield rewritten_outside(ready, blocks.spans(received + ready), labels, offset=len(received))
             received += ready
     if pending:
-        yield rewritten_ready(received, pending, labels)
-
-
-def rewritten_ready(received: str, ready: str, labels: dict[str, str]) -> str:
-    """The `ready` part of a reply, after the `received` part, with its labels outside blocks rewritten."""
-    if not labels:
-        return ready
-    whole = received + ready
-    spans = streamed_spans(whole) if has_blocks(whole) else []
-    return rewritten_outside(ready, spans, labels, offset=len(received))
+        yield rewritten_outside(pending, blocks.spans(received + pending), labels, offset=len(received))

@@ -506,9 +506,15 @@ def with_lead_ins(lines: list[str], candidates: list[Candidate]) -> list[str]:
     "bf_interval=# - Interval between backfill scheduling attempts.", and "This parameter defines the
     reservation timeout ..." goes on from the "Default value: 15 minutes." above it, which shares no word with
     the question. A close alternative's title moves to the first sentence."""
+    going_on: dict[str, Candidate] = {}  # each such sentence as `cite` quotes it, the first of its copies
+    placed: dict[tuple[str, int, int], Candidate] = {}
+    for c in candidates:
+        if c.kind == "document" and c.lead_in:
+            going_on.setdefault(cite(c.text, c.entry_id), c)
+        placed.setdefault((c.entry_id, c.rank, c.position), c)
     out: list[str] = []
     for line in lines:
-        found = lead_of(line, candidates)
+        found = None if is_cited_code(line) else lead_of(line, going_on, placed)
         if found is None:
             out.append(line)
             continue
@@ -525,26 +531,21 @@ def with_lead_ins(lines: list[str], candidates: list[Candidate]) -> list[str]:
     return out
 
 
-def lead_of(line: str, candidates: list[Candidate]) -> tuple[Candidate, Candidate] | None:
-    """The quoted document sentence a `line` shows and the first sentence of the paragraph or list item it goes
-    on from, when the context holds both."""
-    if is_cited_code(line):
-        return None
-    sentence = next((c for c in candidates if c.kind == "document" and c.lead_in and quoted_as(c, line)), None)
+def lead_of(
+    line: str, going_on: dict[str, Candidate], placed: dict[tuple[str, int, int], Candidate]
+) -> tuple[Candidate, Candidate] | None:
+    """The quoted document sentence a `line` shows (itself or after a close alternative's title) and the first
+    sentence of the paragraph or list item it goes on from, LEAD_IN_WITHIN sentences before it at most, when
+    the context holds both."""
+    shown = [line, *(line[cut.end() :] for cut in re.finditer(": ", line))]
+    sentence = next((going_on[text] for text in shown if text in going_on), None)
     if sentence is None:
         return None
-    lead = next(
-        (
-            c
-            for c in candidates
-            if c.entry_id == sentence.entry_id
-            and c.rank == sentence.rank
-            and sentence.position - LEAD_IN_WITHIN <= c.position < sentence.position
-            and sentence.lead_in.endswith(c.text)
-        ),
-        None,
-    )
-    return None if lead is None else (sentence, lead)
+    for back in range(1, LEAD_IN_WITHIN + 1):
+        lead = placed.get((sentence.entry_id, sentence.rank, sentence.position - back))
+        if lead is not None and sentence.lead_in.endswith(lead.text):
+            return sentence, lead
+    return None
 
 
 def table_introduced(line: str, entry_id: str, candidates: list[Candidate]) -> tuple[str, list[Candidate]] | None:
