@@ -24,8 +24,6 @@ OPEN_LIMIT = 24  # characters held back after an unclosed "[" while streaming, a
 def to_ids(text: str, labels: dict[str, str]) -> str:
     """`text` with every label marker written with the ids it stands for: `[1, 2]` -> `[MLD-0472, MLD-0012]`.
     A block quoted from an entry is left as written: `ports: [8080]` and `x[0]` are code, not labels."""
-    if not labels:
-        return text
     return rewritten_outside(text, block_spans(text) if has_blocks(text) else [], labels)
 
 
@@ -92,7 +90,8 @@ def stream_ids(deltas: Iterable[str], labels: dict[str, str]) -> Iterator[str]:
             cut = len(pending)
         ready, pending = pending[:cut], pending[cut:]
         if ready:
-            yield rewritten_outside(ready, blocks.spans(received + ready), labels, offset=len(received))
-            received += ready
+            offset, received = len(received), received + ready
+            yield rewritten_outside(ready, blocks.spans(received), labels, offset=offset)
     if pending:
-        yield rewritten_outside(pending, blocks.spans(received + pending), labels, offset=len(received))
+        offset, received = len(received), received + pending
+        yield rewritten_outside(pending, blocks.spans(received), labels, offset=offset)
