@@ -315,6 +315,9 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from ui.port import check_port
+
+    check_port(args.host or settings.host, args.port or settings.port)  # before the UI's imports take seconds
     from ui.app import serve
 
     stop_cleanly_on(signal.SIGTERM)  # as Ctrl-C does: the server closes and removes its serving marker
