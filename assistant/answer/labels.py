@@ -41,7 +41,7 @@ def rewritten_outside(text: str, spans: list[tuple[int, int]], labels: dict[str,
     out, last = [], 0
     for start, end in spans:
         start, end = max(start - offset, 0), min(end - offset, len(text))
-        if start >= end or end <= last:
+        if start >= end:  # a block wholly before `text` (the spans are in order and apart)
             continue
         out += [LABEL_MARKER.sub(rewrite, text[last:start]), text[start:end]]
         last = end

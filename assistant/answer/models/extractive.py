@@ -537,8 +537,8 @@ def lead_of(
     """The quoted document sentence a `line` shows (itself or after a close alternative's title) and the first
     sentence of the paragraph or list item it goes on from, LEAD_IN_WITHIN sentences before it at most, when
     the context holds both."""
-    shown = [line, *(line[cut.end() :] for cut in re.finditer(": ", line))]
-    sentence = next((going_on[text] for text in shown if text in going_on), None)
+    quotes = [line, *(line[cut.end() :] for cut in re.finditer(": ", line))]
+    sentence = next((going_on[quote] for quote in quotes if quote in going_on), None)
     if sentence is None:
         return None
     for back in range(1, LEAD_IN_WITHIN + 1):
