@@ -14,6 +14,7 @@ import pytest
 from pdf_fixture import write_pdf
 
 from assistant import Assistant, Settings
+from assistant.answer.models.text_reply import StubChatModel
 from assistant.knowledge.stated_values import stated_kinds
 from tests.conftest import documents_assistant_of
 
@@ -974,3 +975,42 @@ def test_a_quoted_code_block_keeps_its_blank_lines_and_verifies(tmp_path: Path) 
     assert "register_tracker_class(MyCustomTracker)" in answer.text, answer.text
     assert "import GeneralTracker, register_tracker_class\n\n\nclass MyCustomTracker" in answer.text, answer.text
     assert not any("does not hold" in note for note in answer.notes), answer.notes
+
+
+TOPOLOGY = """# Topology-aware scheduling
+
+## Status
+
+Topology-aware scheduling is tracked in [KEP-2724] and graduated to beta in release 0.9 [1].
+Its design review is noted in the (INC-2291) incident as well.
+
+## References
+
+[1] Release notes for 0.9.
+"""
+
+
+def test_a_pages_own_bracketed_words_are_quoted_as_written_not_read_as_citations(tmp_path: Path) -> None:
+    """A page's "[KEP-2724]" and "(INC-2291)" read as ids no entry has: they were removed as invented citations;
+    its footnote "[1]" read as the label of the first entry in the model's context: it became an entry's id."""
+    bot = documents_assistant_of(tmp_path, {"topology.md": TOPOLOGY})
+    answer = bot.ask("Which release made topology-aware scheduling beta, and where is it tracked?")
+    cited = "[doc:topology.md#status]"
+    line = f"Topology-aware scheduling is tracked in [KEP-2724] and graduated to beta in release 0.9 [1] {cited}."
+    assert line in answer.text.splitlines(), answer.text
+    assert "noted in the (INC-2291) incident" in answer.text, answer.text
+    assert not any("not in the context" in note for note in answer.notes), answer.notes
+    assert [c.entry_id for c in answer.citations] == ["doc:topology.md#status"]
+
+
+def test_a_model_reads_a_pages_footnote_apart_from_the_labels_and_may_copy_it(tmp_path: Path) -> None:
+    """The context a chat model reads shows the page's footnote in full-width brackets, unlike the label
+    that ends the sentence; a reply copying the sentence keeps the page's "[1]" and cites by the label."""
+    bot = documents_assistant_of(tmp_path, {"topology.md": TOPOLOGY})
+    sentence = "Topology-aware scheduling is tracked in [KEP-2724] and graduated to beta in release 0.9"
+    stub = StubChatModel(replies=[f"{sentence} \uff3b1\uff3d [1]."])
+    answer = Assistant(bot.settings, model=stub).ask("Which release made topology-aware scheduling beta?")
+    prompt = stub.calls[0][-1].content
+    assert f"{sentence} \uff3b1\uff3d [1]." in prompt, prompt
+    assert answer.text == f"{sentence} [1] [doc:topology.md#status].", answer.text
+    assert [(c.entry_id, c.supported) for c in answer.citations] == [("doc:topology.md#status", True)]

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.answer.labels import as_page_brackets
 from assistant.blocks import has_blocks, is_block, joined, units
 from assistant.text import TokenBudget, content_words, rarity, split_sentences
 from assistant.types import Entry, Source
@@ -33,8 +34,9 @@ class Block:
 def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
     """`[label] Title (kind)`, the chunk's heading line, then its lines, every sentence after the heading
     ending with the label (`... in host memory [1].`), the way an answer cites it: a model that copies a
-    sentence copies its citation too. With the text, the block as data: its heading and lines as shown,
-    without the labels, blank lines left out."""
+    sentence copies its citation too; a page's own footnote (`[3]`) is shown in full-width brackets, apart
+    from the labels (`labels.as_page_brackets`). With the text, the block as data: its heading and lines as
+    the page writes them, without the labels, blank lines left out."""
     heading, _, body = text.partition("\n")
     if has_blocks(body):
         said = [[unit] if is_block(unit) else split_sentences(unit) for unit in units(body)]
@@ -49,6 +51,7 @@ def render_block(entry: Entry, text: str, label: str) -> tuple[str, Block]:
 def with_label(sentence: str, label: str) -> str:
     if is_block(sentence):  # a block's label on the line after it: the fence closes its line
         return f"{sentence}\n[{label}]"
+    sentence = as_page_brackets(sentence)
     body = sentence.rstrip(".!?…")  # the label goes before the sentence's closing stops
     return f"{body} [{label}]{sentence[len(body) :]}"
 

@@ -21,6 +21,14 @@ UNKNOWN = "entry-{}"  # what a number no entry carries becomes: an id the verifi
 OPEN_LIMIT = 24  # characters held back after an unclosed "[" while streaming, at most
 
 
+def as_page_brackets(text: str) -> str:
+    """`text`, a page's prose, with its own label-shaped brackets (a footnote's `[3]`, `[1, 2]`) written in
+    full-width brackets (`［3］`) in what a model reads: a model that quotes the sentence copies them as they
+    are, and `to_ids` does not turn them into the ids of entries 3 or 1 and 2. The answer is read as the
+    user sees it (NFKC), where they are the page's `[3]` again, a marker of nothing."""
+    return LABEL_MARKER.sub(lambda match: "\uff3b" + match.group()[1:-1] + "\uff3d", text)
+
+
 def to_ids(text: str, labels: dict[str, str]) -> str:
     """`text` with every label marker written with the ids it stands for: `[1, 2]` -> `[MLD-0472, MLD-0012]`.
     A block quoted from an entry is left as written: `ports: [8080]` and `x[0]` are code, not labels."""

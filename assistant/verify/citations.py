@@ -100,8 +100,13 @@ def verify(
     text, blocks = held_blocks(plain(text))
     dropped: list[str] = []
     pieces: list[str] = []
+    written = PageBrackets(context)
     last = 0
     for start, end, raw_ids in find_markers(text):
+        if not any(canonical(raw, known) for raw in raw_ids) and written.holds(text[start:end]):
+            pieces += [text[last:start], written.hold(text[start:end])]  # "[KEP-4639]" quoted from a page
+            last = end
+            continue
         ids = []
         for raw in raw_ids:
             entry_id = canonical(raw, known)
@@ -121,6 +126,8 @@ def verify(
     def unknown(match: re.Match[str]) -> str:
         if all(part.strip() in context for part in match.group()[1:-1].split(",")):
             return match.group()
+        if written.holds(match.group()):
+            return written.hold(match.group())
         dropped.append(match.group()[1:-1])
         return INVENTED
 
@@ -154,7 +161,7 @@ def verify(
             continue
         kept: list[str] = []
         for sentence in sentences_with_markers(paragraph, titles):
-            claim = claim_of(sentence)
+            claim = written.restored(claim_of(sentence))
             verified_ids = []
             for _, _, ids in find_markers(sentence):
                 for entry_id in ids:
@@ -186,12 +193,38 @@ def verify(
             # a sentence whose every citation failed is dropped: its notes say what it claimed and why
         paragraphs.append(" ".join(kept))
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(paragraphs)).strip()
-    text = HELD.sub(lambda held: blocks[int(held.group(1))].text, text)
+    text = written.restored(HELD.sub(lambda held: blocks[int(held.group(1))].text, text))
     return Verified(text, list(best.values()), dropped, notes)
+
+
+class PageBrackets:
+    """A page's own bracketed words that read like a marker ("[KEP-4639]", "(ZeRO-3)", "[INC-2291]"): an
+    answer that quotes them names no entry by them, so they are neither dropped as invented ids nor read as
+    citations. They are told by the context: an entry's text writes them, brackets and all. While the
+    markers are read each is held as a placeholder (`hold`), and put back in the text shown (`restored`)."""
+
+    def __init__(self, context: dict[str, Entry]) -> None:
+        self.context = context
+        self.texts: list[str] | None = None  # the entries' texts as the answer is read, made when first asked
+        self.held: list[str] = []
+
+    def holds(self, marker: str) -> bool:
+        if self.texts is None:
+            self.texts = [plain(entry.text) for entry in self.context.values()]
+        return any(marker in text for text in self.texts)
+
+    def hold(self, marker: str) -> str:
+        self.held.append(marker)
+        return f"{PAGE_HOLDER}{len(self.held) - 1}{PAGE_HOLDER}"
+
+    def restored(self, text: str) -> str:
+        return PAGE_HELD.sub(lambda held: self.held[int(held.group(1))], text) if self.held else text
 
 
 HOLDER = "\ue001"  # stands where a quoted block was while markers are parsed (`held_blocks`)
 HELD = re.compile(f"{HOLDER}(\\d+){HOLDER}")
+PAGE_HOLDER = "\ue002"  # stands where a page's own bracketed words were while markers are parsed
+PAGE_HELD = re.compile(f"{PAGE_HOLDER}(\\d+){PAGE_HOLDER}")
 
 
 def held_blocks(text: str) -> tuple[str, list[Block]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from assistant.answer.closeness import Closeness
 from assistant.answer.context import Block, Packed
+from assistant.answer.labels import as_page_brackets
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
 from assistant.answer.section_values import DEFAULT_LABEL
@@ -1205,8 +1206,8 @@ def cite(sentence: str, entry_id: str) -> str:
     fence = sentence.find("```")
     if fence != -1 and is_block(sentence[fence:]):
         lead = sentence[:fence].strip()
-        return f"{lead}\n" * bool(lead) + f"{sentence[fence:]}\n[{entry_id}]"
-    match = re.match(r"^(.*?)([.!?…]*)$", sentence.strip(), re.S)
+        return f"{as_page_brackets(lead)}\n" * bool(lead) + f"{sentence[fence:]}\n[{entry_id}]"
+    match = re.match(r"^(.*?)([.!?…]*)$", as_page_brackets(sentence.strip()), re.S)
     assert match is not None
     return f"{match.group(1)} [{entry_id}]{match.group(2) or '.'}"
 
