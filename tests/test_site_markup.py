@@ -206,6 +206,47 @@ def test_answers_quote_no_markup(tmp_path: Path) -> None:
         assert not [m for m in MARKUP if m in answer.text], answer.text
 
 
+HF_PAGE = """# Saving adapters
+
+Call [`~peft.PeftModel.save_pretrained`] to write the adapter; [`LoraConfig`] is saved with it as
+adapter_config.json. See the [`save_pretrained`](https://huggingface.co/docs/peft) reference too.
+Merge first with [`~LoraModel.merge_and_unload()`], then load it with [`~PeftModel.from_pretrained`]:
+
+> [!WARNING]
+> Saving with DeepSpeed ZeRO-3 needs the weights gathered on one rank first.
+
+> [!TIP] A saved adapter is a few megabytes, not the whole model.
+
+```python
+model.save_pretrained("out")  # [`~kept`] as written in code
+```
+"""
+
+
+def test_github_alerts_and_doc_builder_api_links_read_as_their_sites_show_them() -> None:
+    """`> [!WARNING]` and [`~peft.PeftModel.save_pretrained`] were quoted as written: "[!WARNING] Saving with
+    ...", "Call [~peft.PeftModel.save_pretrained] to write ..."; the sites show a "Warning" callout and the name."""
+    text = "\n".join(s.text for s in read_markdown(HF_PAGE).sections)
+    assert "Call save_pretrained to write the adapter; LoraConfig is saved with it" in text, text
+    assert "Warning: Saving with DeepSpeed ZeRO-3 needs the weights gathered" in text, text
+    assert "Tip: A saved adapter is a few megabytes" in text, text
+    assert "See the save_pretrained reference too." in text, text  # a real link: its text
+    assert "Merge first with merge_and_unload(), then load it with from_pretrained:" in text, text
+    assert "[!" not in text and "[~" not in text and "[LoraConfig]" not in text, text
+    assert "# [`~kept`] as written in code" in text  # fenced code is left as written
+
+
+def test_answers_on_a_doc_builder_page_quote_no_alert_or_link_markup(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "saving.md").write_text(HF_PAGE, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
+    bot.index(progress=False)
+    answer = bot.ask("Is there anything to watch out for when saving an adapter under ZeRO-3?")
+    assert "Warning: Saving with DeepSpeed ZeRO-3 needs the weights gathered on one rank first" in answer.text
+    assert "[!" not in answer.text and "[~" not in answer.text, answer.text
+
+
 MDX_PAGE = """import Tabs from '@theme/Tabs';
 import TabItem from '@theme/TabItem';
 export const meta = { sidebar: 'deploy' };

@@ -4,8 +4,9 @@ Documentation folders are written for a site generator, not for a Markdown parse
 `{% hint style="info" %}` and `{% code title="feature_store.yaml" %}`, Jekyll's Liquid `{{ site.x }}`
 and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, MkDocs' `!!! note
 "Title"` admonitions, Docusaurus' `:::tip` fences, attribute lists after an image
-(`![](logo.png){ align="center" }`), Hugging Face's doc-builder directives (`[[autodoc]] Name`) and an MDX
-page's `import` / `export` lines and `{/* comments */}`.
+(`![](logo.png){ align="center" }`), Hugging Face's doc-builder directives (`[[autodoc]] Name`) and API links
+(`[`~PeftModel.save_pretrained`]`, shown as `save_pretrained`), GitHub's alerts (`> [!WARNING]`, shown as a
+"Warning" callout) and an MDX page's `import` / `export` lines and `{/* comments */}`.
 Parsed as Markdown they become words of the section, and an answer quoted `{% code
 title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title, and what the tags
 wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start on the lines the
@@ -33,6 +34,13 @@ PARAMETER = re.compile(r"\{\{[<%]\s*params?\s+\"?(?P<name>[\w.-]{1,60})\"?\s*[>%
 # "!!! note "Title"", "??? tip", ":::warning Careful", ":::": the marker goes, a title stays; MkDocs' content
 # tab, `=== "pip"`, keeps its name
 ADMONITION = re.compile(r"^(?P<indent>\s*)(?P<marker>!!!|\?\?\?\+?|:{3,}|===\+?(?=\s))\s*(?P<rest>.*)$")
+# GitHub's alert, a blockquote opened by `> [!TIP]` (also `NOTE`, `IMPORTANT`, `WARNING`, `CAUTION`): the site
+# shows the kind as the callout's title, "Tip", and the quote under it; the marker is no word of the page
+ALERT = re.compile(r"^(?P<quote>\s*(?:>\s*)+)\[!(?P<kind>note|tip|important|warning|caution)\](?P<rest>.*)$", re.I)
+# Hugging Face doc-builder's link to an API object, [`~peft.PeftModel.save_pretrained`] or [`LoraConfig`]: the
+# site shows the name as code, its last part only after a tilde; a real link, [`name`](url) or a reference
+# definition's label, [`name`]: url, is not one
+API_LINK = re.compile(r"\[`(?P<tilde>~?)(?P<name>[A-Za-z_][\w.]*(?:\(\))?)`\](?![(\[])")
 # a component's opening or closing tag alone on its line: JSX's `<Tip warning={true}>`, `</TabItem>` (a
 # capitalised word with lower-case letters, not a placeholder such as `<NUM_GPUS>`), Hugging Face's
 # `<hfoption id="EVA">`
@@ -110,9 +118,21 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
             if not admonition.group("marker").startswith(":"):  # Docusaurus' `:::` closes its own body
                 bodies.append(Body(shift + len(admonition.group("indent")) + BODY_INDENT))
             continue
+        if alert := ALERT.match(line):
+            rest = alert.group("rest").strip()
+            line = f"{alert.group('quote')}{alert.group('kind').capitalize()}:{' ' if rest else ''}{rest}"
+        line = API_LINK.sub(api_name, line)
         line = outside_code_spans(line, lambda words: TAG.sub("", words))
         out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
+
+
+def api_name(link: re.Match[str]) -> str:
+    """A doc-builder API link as the site shows it: `` `save_pretrained` `` for [`~peft.PeftModel.save_pretrained`]."""
+    if not link.string[: link.start()].strip() and link.string[link.end() : link.end() + 1] == ":":
+        return link.group()  # a reference definition: [`name`]: url
+    name = link.group("name")
+    return f"`{name.rsplit('.', 1)[-1] if link.group('tilde') else name}`"
 
 
 @dataclass
