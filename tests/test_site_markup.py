@@ -247,6 +247,31 @@ def test_answers_on_a_doc_builder_page_quote_no_alert_or_link_markup(tmp_path: P
     assert "[!" not in answer.text and "[~" not in answer.text, answer.text
 
 
+ATTRIBUTES_PAGE = """# Quickstart
+
+[](){ #quickstart }
+
+## Install { #install .wide }
+
+Install the server with pip. { .annotate }
+
+Read the [upgrade notes](upgrade.md){ .md-button } before a major release.
+
+Print the URL with `kubectl get isvc sklearn -o jsonpath={.status.url}`; the route is {.status.url} in the status.
+"""
+
+
+def test_attribute_lists_are_no_words_of_a_page() -> None:
+    """Python-Markdown's attribute lists, which MkDocs sites write after a heading, a paragraph or a link, were
+    read as words: a section headed "Install { #install .wide }" and a sentence ending "{ .annotate }"."""
+    document = read_markdown(ATTRIBUTES_PAGE)
+    text = "\n".join(s.text for s in document.sections)
+    assert [s.heading for s in document.sections if s.text.strip()] == ["Install"]
+    assert "Install the server with pip." in text and "Read the upgrade notes before a major release." in text
+    assert "{ #" not in text and "{ ." not in text and "{ #quickstart }" not in text, text
+    assert "jsonpath={.status.url}" in text and "the route is {.status.url} in the status" in text  # no class
+
+
 MDX_PAGE = """import Tabs from '@theme/Tabs';
 import TabItem from '@theme/TabItem';
 export const meta = { sidebar: 'deploy' };

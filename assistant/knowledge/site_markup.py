@@ -4,9 +4,10 @@ Documentation folders are written for a site generator, not for a Markdown parse
 `{% hint style="info" %}` and `{% code title="feature_store.yaml" %}`, Jekyll's Liquid `{{ site.x }}`
 and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, MkDocs' `!!! note
 "Title"` admonitions, Docusaurus' `:::tip` fences, attribute lists after an image
-(`![](logo.png){ align="center" }`), Hugging Face's doc-builder directives (`[[autodoc]] Name`) and API links
-(`[`~PeftModel.save_pretrained`]`, shown as `save_pretrained`), GitHub's alerts (`> [!WARNING]`, shown as a
-"Warning" callout) and an MDX page's `import` / `export` lines and `{/* comments */}`.
+(`![](logo.png){ align="center" }`), a heading or a paragraph (`## Install { #install }`, `[](){ #anchor }`),
+Hugging Face's doc-builder directives (`[[autodoc]] Name`) and API links (`[`~PeftModel.save_pretrained`]`,
+shown as `save_pretrained`), GitHub's alerts (`> [!WARNING]`, shown as a "Warning" callout) and an MDX
+page's `import` / `export` lines and `{/* comments */}`.
 Parsed as Markdown they become words of the section, and an answer quoted `{% code
 title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title, and what the tags
 wrap stays. Lines are kept (a tag line becomes an empty line) so sections still start on the lines the
@@ -19,6 +20,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+# one attribute of Python-Markdown's attribute list, as MkDocs sites write after a heading, a paragraph or a
+# link: an id (#install), a class (.md-button) or a key and its value (width="120"); a kubectl JSONPath such as
+# {.status.url} is none (a class has no dot inside)
+ATTRIBUTE = r"""(?:[#.][A-Za-z_][\w-]*|[\w-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s{}"']+))(?=[ \t}])"""
 # one pattern for every inline form; each part is bounded, so a line of unclosed braces is read once
 TAG = re.compile(
     r"\{%-?[^%\n]{0,300}?-?%\}"  # Liquid / GitBook / Jinja block tags: {% hint %}, {%- include x -%}
@@ -26,6 +31,8 @@ TAG = re.compile(
     r"|\{\{[^{}\n]{0,300}\}\}"  # Liquid output: {{ site.press_release_v3 }}
     r"|\{:[^{}\n]{0,300}\}"  # kramdown attribute lists: {: .notice--info}
     r"|(?<=\))[ \t]?\{[^{}\n]{0,300}=[^{}\n]{0,300}\}"  # attributes after an image or link: ){ align="center" }
+    # attribute lists with an id or a class: { #install .wide }, {#disable-top-level-vs}
+    rf"|[ \t]?\{{(?=[^{{}}\n]{{0,300}}[#.][A-Za-z_])[ \t]*{ATTRIBUTE}(?:[ \t]+{ATTRIBUTE}){{0,20}}[ \t]*\}}"
     r"|\[\[(?:autodoc|open-in-colab)\]\]"  # Hugging Face doc-builder directives: [[autodoc]] Accelerator
 )
 # a Hugo site parameter in a command, `{{< param "version" >}}`: the page shows the release there; a fenced
