@@ -1014,3 +1014,23 @@ def test_a_model_reads_a_pages_footnote_apart_from_the_labels_and_may_copy_it(tm
     assert f"{sentence} \uff3b1\uff3d [1]." in prompt, prompt
     assert answer.text == f"{sentence} [1] [doc:topology.md#status].", answer.text
     assert [(c.entry_id, c.supported) for c in answer.citations] == [("doc:topology.md#status", True)]
+
+
+ROADMAP = """# Roadmap
+
+## Owners
+
+The scheduler roadmap is owned by Dana Whitfield, who reviews it every quarter.
+"""
+
+
+def test_an_answer_quotes_each_sentence_once(tmp_path: Path) -> None:
+    """The second part's sentence was quoted under its section's title as a close alternative and again on its
+    own for the part it answers: the answer said the same thing twice."""
+    bot = documents_assistant_of(tmp_path, {"topology.md": TOPOLOGY, "roadmap.md": ROADMAP})
+    answer = bot.ask(
+        "In which release did topology-aware scheduling graduate to beta, and who owns the scheduler roadmap?"
+    )
+    owner = "The scheduler roadmap is owned by Dana Whitfield, who reviews it every quarter [doc:roadmap.md#owners]."
+    assert sum(line.endswith(owner) for line in answer.text.splitlines()) == 1, answer.text
+    assert "release 0.9 [1] [doc:topology.md#status]." in answer.text, answer.text

@@ -332,7 +332,18 @@ def extract_answer(
     if layout.files:
         lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
         lines = with_introduced_blocks(with_lead_ins(lines, candidates), candidates)
-    return "\n".join(dict.fromkeys(lines))  # a block two chunks share is quoted once
+    return "\n".join(without_repeats(lines))
+
+
+def without_repeats(lines: list[str]) -> list[str]:
+    """The answer's lines, each quoted sentence or block once, where it is first quoted: a block two chunks
+    share, a sentence moved up to go with the one it follows (`with_lead_ins`), and a sentence quoted both
+    under a close alternative's title ("Section › Subsection: " and the sentence) and on its own."""
+    kept: list[str] = []
+    for line in dict.fromkeys(lines):
+        if is_cited_code(line) or not any(line.endswith(f": {k}") or k.endswith(f": {line}") for k in kept):
+            kept.append(line)
+    return kept
 
 
 def composed_as(reading: Reading, views: list[EntryView]) -> str:
@@ -1088,12 +1099,13 @@ def other_parts(reading: Reading, views: list[EntryView], lines: list[str]) -> l
         own = content_words(part) - others
         if not own:
             continue
-        said = max((part_fit(own, asked, v, c) for v in views for c in v.sentences if c.text in answer), default=(0, 0))
+        quoted = [(v, c) for v in views for c in v.sentences if as_page_brackets(c.text) in answer]  # as `cite` quotes
+        said = max((part_fit(own, asked, v, c) for v, c in quoted), default=(0, 0))
         fresh = [
             ((part_fit(own, asked, v, c), -v.rank, -c.position), v, c)
             for v in views
             for c in v.sentences
-            if c.text not in answer and own & content_words(c.text)
+            if as_page_brackets(c.text) not in answer and own & content_words(c.text)
         ]
         if not fresh:
             continue
