@@ -1099,13 +1099,13 @@ def other_parts(reading: Reading, views: list[EntryView], lines: list[str]) -> l
         own = content_words(part) - others
         if not own:
             continue
-        quoted = [(v, c) for v in views for c in v.sentences if as_page_brackets(c.text) in answer]  # as `cite` quotes
-        said = max((part_fit(own, asked, v, c) for v, c in quoted), default=(0, 0))
+        shown = {id(c): cite(c.text, c.entry_id) in answer for v in views for c in v.sentences}  # as `cite` quotes
+        said = max((part_fit(own, asked, v, c) for v in views for c in v.sentences if shown[id(c)]), default=(0, 0))
         fresh = [
             ((part_fit(own, asked, v, c), -v.rank, -c.position), v, c)
             for v in views
             for c in v.sentences
-            if as_page_brackets(c.text) not in answer and own & content_words(c.text)
+            if not shown[id(c)] and own & content_words(c.text)
         ]
         if not fresh:
             continue
