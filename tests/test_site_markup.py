@@ -72,6 +72,13 @@ def test_lines_and_fenced_code_are_kept() -> None:
     assert without_site_markup("{" * 10_000 + "%") == "{" * 10_000 + "%"  # unclosed braces: read once, kept
 
 
+def test_a_docusaurus_admonition_keeps_its_bracketed_title() -> None:
+    """Docusaurus' `:::tip[Expected Output]` kept the last word of its title and the bracket: "Output]"."""
+    page = ":::tip[Expected Output]\n```bash\nNAME   READY\n```\n:::\n\n:::note Plain title\nWords.\n:::\n"
+    lines = without_site_markup(page).split("\n")
+    assert lines[0] == "Expected Output" and "Plain title" in lines, lines
+
+
 def test_template_syntax_in_inline_code_is_what_the_page_shows() -> None:
     """Argo writes its expression syntax in code spans: taken out, the sentence lost its answer, and the empty
     span's backticks swallowed the rest of the line with its link syntax."""
@@ -270,6 +277,81 @@ def test_attribute_lists_are_no_words_of_a_page() -> None:
     assert "Install the server with pip." in text and "Read the upgrade notes before a major release." in text
     assert "{ #" not in text and "{ ." not in text and "{ #quickstart }" not in text, text
     assert "jsonpath={.status.url}" in text and "the route is {.status.url} in the status" in text  # no class
+
+
+MYST_PAGE = """# Serving
+
+(serving-guide)=
+
+## Offline inference
+
+Use {class}`~tern.Engine` for offline batches; see {ref}`the engine arguments <engine-args>` and {doc}`quickstart`.
+
+```{note}
+Offline inference loads the model once per process.
+```
+
+````{warning}
+:class: dropdown
+Do not share one `Engine` between processes:
+
+```python
+engine = Engine(model="tern-small")
+```
+````
+
+```{code-block} console
+:caption: Start the server
+$ tern serve tern-small
+```
+
+```{toctree}
+:maxdepth: 1
+quickstart
+```
+
+```{versionadded} 0.4
+Prefix caching.
+```
+
+:::{tip}
+Keep one engine per GPU.
+:::
+
+```{python}
+print("a fence whose language is written in braces stays code")
+```
+"""
+
+
+def test_a_myst_page_reads_as_its_site_shows_it() -> None:
+    """MyST, the Markdown Sphinx reads: a callout directive (```{note}) was read as a code block of language
+    "{note}", a role ({ref}`text <target>`) and a target line ("(serving-guide)=") as words."""
+    cleaned = without_site_markup(MYST_PAGE)
+    assert cleaned.count("\n") == MYST_PAGE.count("\n")  # sections still start on the file's lines
+    text = "\n".join(s.text for s in read_markdown(MYST_PAGE).sections)
+    assert "Use Engine for offline batches; see the engine arguments and quickstart." in text, text
+    assert "Note: Offline inference loads the model once per process." in text, text
+    assert "Warning: Do not share one Engine between processes:" in text, text
+    assert '```python\nengine = Engine(model="tern-small")\n```' in text, text  # a callout's code stays code
+    assert "```console\n$ tern serve tern-small\n```" in text, text  # its options go
+    assert "New in version 0.4: Prefix caching." in text, text
+    assert "Tip: Keep one engine per GPU." in text, text  # a colon fence
+    assert 'print("a fence whose language is written in braces stays code")' in text
+    assert not [
+        m for m in ("{note}", "{ref}", "{class}", ")=", ":caption:", ":class:", "toctree", "maxdepth") if m in text
+    ], text
+
+
+def test_answers_on_a_myst_page_quote_its_callouts_as_text(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "serving.md").write_text(MYST_PAGE, encoding="utf-8")
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
+    bot.index(progress=False)
+    answer = bot.ask("Can I share one Engine between processes?")
+    assert "Warning: Do not share one Engine between processes:" in answer.text, answer.text
+    assert "{warning}" not in answer.text and ":class:" not in answer.text, answer.text
 
 
 MDX_PAGE = """import Tabs from '@theme/Tabs';

@@ -35,7 +35,8 @@ from assistant.types import Entry, Problem
 # a comment left out): an index read by an older edition is synced again when the assistant starts, not
 # only on `assistant index` (`index.freshness.stale_reason`). An index that records none was read by edition 1;
 # 3 leaves out a comment inside a paragraph too; 4 an MkDocs snippet include and an empty code block; 5 reads
-# GitHub's alerts and Hugging Face's API links the way their sites show them, and leaves out attribute lists.
+# GitHub's alerts, Hugging Face's API links and MyST's directives and roles the way their sites show them, and
+# leaves out attribute lists.
 READING = 5
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, ".html", ".htm", ".pdf")

@@ -6,7 +6,8 @@ and kramdown's `{: .notice--info}`, Hugo's `{{< alert >}}` and `{{% note %}}`, M
 "Title"` admonitions, Docusaurus' `:::tip` fences, attribute lists after an image
 (`![](logo.png){ align="center" }`), a heading or a paragraph (`## Install { #install }`, `[](){ #anchor }`),
 Hugging Face's doc-builder directives (`[[autodoc]] Name`) and API links (`[`~PeftModel.save_pretrained`]`,
-shown as `save_pretrained`), GitHub's alerts (`> [!WARNING]`, shown as a "Warning" callout) and an MDX
+shown as `save_pretrained`), GitHub's alerts (`> [!WARNING]`, shown as a "Warning" callout), MyST's
+directives, roles and targets (```` ```{note} ````, {ref}`the guide <install>`, `(install)=`) and an MDX
 page's `import` / `export` lines and `{/* comments */}`.
 Parsed as Markdown they become words of the section, and an answer quoted `{% code
 title="feature_store.yaml" %}`. Here the tags go, an admonition keeps its title, and what the tags
@@ -48,6 +49,30 @@ ALERT = re.compile(r"^(?P<quote>\s*(?:>\s*)+)\[!(?P<kind>note|tip|important|warn
 # site shows the name as code, its last part only after a tilde; a real link, [`name`](url) or a reference
 # definition's label, [`name`]: url, is not one
 API_LINK = re.compile(r"\[`(?P<tilde>~?)(?P<name>[A-Za-z_][\w.]*(?:\(\))?)`\](?![(\[])")
+# MyST (Sphinx's Markdown): a directive is a fence whose info is `{name}` and an argument, ```{note} or
+# ```{code-block} python; a role is `{name}` before a code span, {ref}`the guide <install>`; a target is a
+# line `(install)=`. A callout's body is text under its title, a code directive's body code, and what only
+# builds the site (a table of contents, an included file, an autodoc stub) is no text of the page
+MYST_DIRECTIVE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<argument>[^`]*)$")
+MYST_TITLES = {
+    "note": "Note:", "warning": "Warning:", "tip": "Tip:", "important": "Important:", "hint": "Hint:",
+    "caution": "Caution:", "attention": "Attention:", "danger": "Danger:", "error": "Error:", "seealso": "See also:",
+    "versionadded": "New in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
+}  # fmt: skip
+MYST_TEXT = {"admonition", "dropdown", "tab-set", "tab-item", "card", "grid", "grid-item", "grid-item-card", "topic"}
+MYST_CODE = {"code-block", "code", "sourcecode", "code-cell"}
+MYST_HIDDEN = {
+    "toctree", "contents", "include", "literalinclude", "image", "figure", "eval-rst", "raw", "autosummary",
+    "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
+}  # fmt: skip
+MYST_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")  # `:caption: Install` after a directive's opening line
+MYST_ROLE = re.compile(r"\{(?P<role>[a-z][\w:+-]*)\}$")  # right before a code span, outside any
+MYST_TARGET = re.compile(r"^\s*\([\w.:-]+\)=\s*$")
+# the roles that name code (a class, a function, an option), shown as code; others show their text
+CODE_ROLES = re.compile(
+    r"^(?:py:|std:)?(?:code|class|func|meth|attr|obj|mod|data|exc|const|kbd|file|samp|command|program|option|envvar"
+    r"|literal)$"
+)
 # a component's opening or closing tag alone on its line: JSX's `<Tip warning={true}>`, `</TabItem>` (a
 # capitalised word with lower-case letters, not a placeholder such as `<NUM_GPUS>`), Hugging Face's
 # `<hfoption id="EVA">`
@@ -62,9 +87,10 @@ MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
 
 def admonition_title(rest: str) -> str:
-    """What an admonition line says besides its marker: its quoted title, else the words after its type
-    (`note "Before you start"` -> "Before you start"; `tip Careful` -> "Careful"; `note` -> "")."""
-    quoted = re.search(r"[\"“](.+?)[\"”]", rest)
+    """What an admonition line says besides its marker: its quoted title, else its bracketed one (Docusaurus'
+    `tip[Expected Output]`), else the words after its type (`note "Before you start"` -> "Before you start";
+    `tip Careful` -> "Careful"; `note` -> "")."""
+    quoted = re.search(r"[\"“](.+?)[\"”]", rest) or re.match(r"\w+\[(.+)\]\s*$", rest)
     if quoted:
         return quoted.group(1)
     words = rest.split(None, 1)
@@ -84,6 +110,9 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
     fence = ""
     bodies: list[Body] = []  # the open bodies, innermost last
     listing = False  # inside a bare `--8<--` ... `--8<--` list of files to include
+    directives: list[str] = []  # the fences of the MyST callouts open (their bodies are text), innermost last
+    hidden = ""  # the fence of a MyST directive that only builds the site, while it is open
+    options = options_in_code = False  # right after a MyST directive's opening line, where its options go
     for line in text.split("\n"):
         if line.strip():
             # an admonition's body ends at a line indented less than it; a component's body is indented only if
@@ -103,14 +132,46 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
         if listing or snippet:
             out.append("")
             continue
-        if fence:
+        if hidden:  # a directive that only builds the site, up to its closing fence
+            if opening and closes(opening.group(1), hidden, line):
+                hidden = ""
+            out.append("")
+            continue
+        if (options and not fence and (MYST_OPTION.match(line) or not line.strip())) or (
+            options_in_code and fence and MYST_OPTION.match(line)
+        ):
+            out.insert(len(out) - 1, "")  # a directive's option (`:caption: Install`) goes; its opening line moves
+            continue  # down to the body, which it introduces ("Warning:" and the first sentence)
+        options = options_in_code = False
+        if fence:  # any run as long closes it, as it always did here ("``` -->" ends a block a comment wraps)
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
                 fence = ""
             out.append(PARAMETER.sub(r"<\g<name>>", line))
             continue
+        if opening and directives and closes(opening.group(1), directives[-1], line):
+            directives.pop()  # a callout's closing fence
+            out.append("")
+            continue
+        directive = MYST_DIRECTIVE.match(line) if opening else None
+        if directive and (name := directive.group("name").lower()) in MYST_HIDDEN:
+            hidden = directive.group("fence")
+            out.append("")
+            continue
+        if directive and name in MYST_CODE:
+            fence, options_in_code = directive.group("fence"), True
+            out.append(f"{fence}{directive.group('argument').split(' ', 1)[0]}")
+            continue
+        if directive and (name in MYST_TITLES or name in MYST_TEXT):
+            directives.append(directive.group("fence"))
+            out.append(myst_title(name, directive.group("argument").strip()))
+            options = True
+            continue
         if opening:
             fence = opening.group(1)
             out.append(line)
+            continue
+        if MYST_TARGET.match(line):
+            out.append("")
             continue
         shift = max(bodies[-1].shift, 0) if bodies else 0
         component = COMPONENT_TAG.match(line)
@@ -121,17 +182,59 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
             bodies.append(Body(-1, component.group("name")))  # its shift is read off its first line
         admonition = ADMONITION.match(line)
         if admonition:
-            out.append(admonition.group("indent") + admonition_title(admonition.group("rest")))
+            myst = re.match(r"\{([\w:-]+)\}\s*(.*)", admonition.group("rest"))  # MyST's colon fence, :::{note}
+            title = myst_title(myst.group(1).lower(), myst.group(2).strip()) if myst else ""
+            out.append(admonition.group("indent") + (title or admonition_title(admonition.group("rest"))))
             if not admonition.group("marker").startswith(":"):  # Docusaurus' `:::` closes its own body
                 bodies.append(Body(shift + len(admonition.group("indent")) + BODY_INDENT))
             continue
         if alert := ALERT.match(line):
             rest = alert.group("rest").strip()
             line = f"{alert.group('quote')}{alert.group('kind').capitalize()}:{' ' if rest else ''}{rest}"
-        line = API_LINK.sub(api_name, line)
+        line = with_roles_shown(API_LINK.sub(api_name, line))
         line = outside_code_spans(line, lambda words: TAG.sub("", words))
         out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
+
+
+def closes(run: str, fence: str, line: str) -> bool:
+    """Does `line`, a fence of `run`, close the MyST directive `fence` opened: the same character, as long or
+    longer, and nothing after it (a callout's ```python opens a code block inside it)?"""
+    return run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip()
+
+
+def myst_title(name: str, argument: str) -> str:
+    """What a MyST callout shows above its body: "Note:", "New in version 0.4", or its own title."""
+    title = MYST_TITLES.get(name, "")
+    if name.startswith("version") or name == "deprecated":
+        return f"{title} {argument}:" if argument else f"{title}:"
+    if title:
+        return f"{title} {argument}".strip()
+    return f"{argument}:" if argument and argument[-1].isalnum() else argument
+
+
+def with_roles_shown(line: str) -> str:
+    """The line with each MyST role, a `{name}` outside code spans right before one, shown as its site shows it
+    (`role_text`); a `{appId}` inside a span (`/ws/v1/{appId}`) is the span's."""
+    out, start = [], 0
+    for span in CODE_SPAN.finditer(line):
+        before, ticks = line[start : span.start()], len(span.group(1))
+        role = MYST_ROLE.search(before)
+        shown = role_text(role.group("role"), span.group()[ticks:-ticks]) if role else span.group()
+        out += [before[: role.start()] if role else before, shown]
+        start = span.end()
+    return "".join([*out, line[start:]])
+
+
+def role_text(role: str, content: str) -> str:
+    """A MyST role as its site shows it: {ref}`the guide <install>` is "the guide", {class}`~vllm.LLM` the code
+    `LLM`, {doc}`install` "install"."""
+    content = content.strip()
+    shown = re.sub(r"\s*<[^<>]*>$", "", content) or content  # "text <target>": the text
+    if CODE_ROLES.match(role):
+        shown = shown.rsplit(".", 1)[-1] if shown.startswith("~") else shown
+        return f"`{shown.lstrip('~')}`"
+    return shown.lstrip("~")
 
 
 def api_name(link: re.Match[str]) -> str:
