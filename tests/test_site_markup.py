@@ -343,6 +343,13 @@ def test_a_myst_page_reads_as_its_site_shows_it() -> None:
     ], text
 
 
+def test_braces_inside_a_code_span_are_no_myst_role() -> None:
+    """A REST path's `{appId}` right before a span's closing backtick read as a role over the text up to the next
+    span: "`/ws/v1/.../{appId}` or `/ws/v1/...`" lost its " or "."""
+    line = "**URL** : `/ws/v1/partition/{partitionName}/application/{appId}` or `/ws/v1/queue/{queueName}/app/{appId}`"
+    assert without_site_markup(line) == line
+
+
 def test_answers_on_a_myst_page_quote_its_callouts_as_text(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
