@@ -11,6 +11,7 @@ from pathlib import Path
 from assistant import Assistant, Settings
 from assistant.knowledge.markdown_reader import read_markdown
 from assistant.knowledge.site_markup import without_site_markup
+from tests.conftest import documents_assistant_of
 
 PAGE = """---
 title: Online store
@@ -244,11 +245,7 @@ def test_github_alerts_and_doc_builder_api_links_read_as_their_sites_show_them()
 
 
 def test_answers_on_a_doc_builder_page_quote_no_alert_or_link_markup(tmp_path: Path) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "saving.md").write_text(HF_PAGE, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"saving.md": HF_PAGE})
     answer = bot.ask("Is there anything to watch out for when saving an adapter under ZeRO-3?")
     assert "Warning: Saving with DeepSpeed ZeRO-3 needs the weights gathered on one rank first" in answer.text
     assert "[!" not in answer.text and "[~" not in answer.text, answer.text
@@ -351,11 +348,7 @@ def test_braces_inside_a_code_span_are_no_myst_role() -> None:
 
 
 def test_answers_on_a_myst_page_quote_its_callouts_as_text(tmp_path: Path) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "serving.md").write_text(MYST_PAGE, encoding="utf-8")
-    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
-    bot.index(progress=False)
+    bot = documents_assistant_of(tmp_path, {"serving.md": MYST_PAGE})
     answer = bot.ask("Can I share one Engine between processes?")
     assert "Warning: Do not share one Engine between processes:" in answer.text, answer.text
     assert "{warning}" not in answer.text and ":class:" not in answer.text, answer.text
