@@ -14,8 +14,10 @@ import pytest
 from pdf_fixture import write_pdf
 
 from assistant import Assistant, Settings
+from assistant.answer.models.extractive import Candidate, EntryView, close_alternative
 from assistant.answer.models.text_reply import StubChatModel
 from assistant.knowledge.stated_values import stated_kinds
+from assistant.tuning import OfflineAnswerSettings
 from tests.conftest import documents_assistant_of
 
 QUOTA = """# GPU quota
@@ -1000,7 +1002,12 @@ def test_a_pages_own_bracketed_words_are_quoted_as_written_not_read_as_citations
     assert line in answer.text.splitlines(), answer.text
     assert "noted in the (INC-2291) incident" in answer.text, answer.text
     assert not any("not in the context" in note for note in answer.notes), answer.notes
-    assert [c.entry_id for c in answer.citations] == ["doc:topology.md#status"]
+    # "[1]" named no entry: each section is cited for its own lines, the footnote's section (a close alternative)
+    # only for the footnote it quotes
+    assert [c.entry_id for c in answer.citations] == ["doc:topology.md#status", "doc:topology.md#references"]
+    references = [line for line in answer.text.splitlines() if "[doc:topology.md#references]" in line]
+    footnote = "Topology-aware scheduling › References: [1] Release notes for 0.9"
+    assert references == [f"{footnote} [doc:topology.md#references]."], answer.text
 
 
 def test_a_model_reads_a_pages_footnote_apart_from_the_labels_and_may_copy_it(tmp_path: Path) -> None:
@@ -1034,3 +1041,27 @@ def test_an_answer_quotes_each_sentence_once(tmp_path: Path) -> None:
     owner = "The scheduler roadmap is owned by Dana Whitfield, who reviews it every quarter [doc:roadmap.md#owners]."
     assert sum(line.endswith(owner) for line in answer.text.splitlines()) == 1, answer.text
     assert "release 0.9 [1] [doc:topology.md#status]." in answer.text, answer.text
+
+
+def alternatives_of(kind: str, fits: list[float]) -> list[str]:
+    """The close-alternative lines of an answer whose first entry fits the question with 1.0 and the entries after
+    it with `fits`, in the search's order: each entry one sentence, titled by its place."""
+    tuning = OfflineAnswerSettings()
+    views, score = [], {}
+    for rank, fit in enumerate([1.0, *fits]):
+        sentence = Candidate(f"doc:page{rank}.md#part", rank, 0, kind, f"Sentence of entry {rank}.", f"Entry {rank}")
+        views.append(EntryView(sentence.entry_id, sentence.title, kind, rank, [sentence], tuning))
+        score[id(sentence)] = fit
+    return close_alternative(views, score)
+
+
+def test_a_section_a_third_as_close_three_deep_is_a_close_alternative() -> None:
+    """Of a team's documents the section that says it, or a two-file question's second file, often shares fewer
+    of the question's words than the first section and sits third or fourth: each of the next three sections
+    that fits a third as well as the first is quoted (it was the next two at half as well). The pack's entries
+    keep their rule: the next one, at half as well."""
+    lines = alternatives_of("document", [0.2, 0.35, 0.4, 0.9])
+    titled = [line.split(":")[0] for line in lines]
+    assert titled == ["Entry 2", "Entry 3"], lines  # entry 1 fits too little; entry 4 is a fourth alternative
+    assert alternatives_of("abstract", [0.2, 0.35, 0.4, 0.9]) == []
+    assert [line.split(":")[0] for line in alternatives_of("abstract", [0.6, 0.9])] == ["Entry 1"]

@@ -1171,16 +1171,20 @@ def close_alternative(views: list[EntryView], score: Scores) -> list[str]:
     """The next entry of the same kind as the first, titled, when it fits the question about as well
     (half the first's word score or more): on a question in the asker's own words the search may
     have put the answer second, and one more titled line costs the reader less than a wrong lead.
-    Of a team's documents, each of the next two sections that fits as well: the section that says it was
-    third about as often as second on the documentation sets; and with its best sentence the one after it,
-    which often says what the first announces ("each of these is composed of 3 containers:" and the first of
-    them; "there is a flag for that" and how to set it). `views` are the `scored` ones, in search order."""
+    Of a team's documents, each of the next three sections that fits a third as well (`tuning.section_close`,
+    `tuning.section_alternatives`): the section that says it was third about as often as second on the
+    documentation sets, and it, or a two-file question's second file, often shares fewer of the question's
+    words than the first; and with its best sentence the one after it, which often says what the first
+    announces ("each of these is composed of 3 containers:" and the first of them; "there is a flag for that"
+    and how to set it). `views` are the `scored` ones, in search order."""
     if not views:
         return []
     top, best = views[0], entry_score(views[0], score)
+    documents = top.kind == "document"
+    close = top.tuning.section_close if documents else top.tuning.close
     lines: list[str] = []
-    for view in views[1:3]:
-        if view.kind == top.kind and entry_score(view, score) >= top.tuning.close * best:
+    for view in views[1 : 1 + (top.tuning.section_alternatives if documents else 2)]:
+        if view.kind == top.kind and entry_score(view, score) >= close * best:
             other = best_sentence(
                 view, score, CONTRIBUTION if view.kind == "abstract" else None, view.tuning.preferred_fit
             )
