@@ -32,7 +32,7 @@ class TextPieces:
 def test_signs_read_back_as_unit_vectors_with_the_same_signs() -> None:
     rows = TextPieces.rows("kernel fusion")
     back = from_signs(*as_signs(rows))
-    assert back.shape == rows.shape and back.dtype == np.float16
+    assert back.shape == rows.shape and back.dtype == np.float32
     assert np.array_equal(back > 0, rows >= 0)
     assert np.allclose(np.linalg.norm(back.astype(np.float32), axis=1), 1.0, atol=1e-3)
 

@@ -30,7 +30,7 @@ from assistant.index.piece_signs import PieceSigns, as_signs, from_signs
 
 DEPTH = 20  # fused candidates re-ordered (calibration: 10 lost recall@5, 30 gained nothing)
 CHUNKS_PER_ENTRY = 3  # an entry scores by its best chunk among its first ones and the one that matched
-CACHE_TEXTS = 512  # word-piece matrices kept (float16, ~130 KB each): follow-ups meet the same entries
+CACHE_TEXTS = 256  # word-piece matrices kept (float32, ~260 KB each): follow-ups meet the same entries
 
 
 class TokenEncoder(Protocol):
@@ -59,7 +59,8 @@ class LateInteraction:
 
         question = self.question_encoder.token_vectors([query])[0]
         matrices = self._matrices(texts)
-        return [float((question @ matrix.T.astype(np.float32)).max(axis=1).mean()) for matrix in matrices]
+        question = np.asarray(question, dtype=np.float32)
+        return [float((question @ matrix.T).max(axis=1).mean()) for matrix in matrices]
 
     def _matrices(self, texts: list[str]) -> list[Any]:
         with self._lock:
@@ -76,7 +77,7 @@ class LateInteraction:
             self.kept.put(encoded.items())
             computed.update((t, from_signs(*as_signs(m))) for t, m in encoded.items())
         else:
-            computed.update((t, m.astype("float16")) for t, m in encoded.items())
+            computed.update((t, m.astype("float32", copy=False)) for t, m in encoded.items())
         with self._lock:
             self._cache.update(computed)
             while len(self._cache) > CACHE_TEXTS:
