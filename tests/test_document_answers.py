@@ -14,7 +14,7 @@ import pytest
 from pdf_fixture import write_pdf
 
 from assistant import Assistant, Settings
-from assistant.answer.models.extractive import Candidate, EntryView, close_alternative
+from assistant.answer.models.extractive import Candidate, EntryView, close_alternative, quotable_units
 from assistant.answer.models.text_reply import StubChatModel
 from assistant.knowledge.stated_values import stated_kinds
 from assistant.tuning import OfflineAnswerSettings
@@ -1065,3 +1065,36 @@ def test_a_section_a_third_as_close_three_deep_is_a_close_alternative() -> None:
     assert titled == ["Entry 2", "Entry 3"], lines  # entry 1 fits too little; entry 4 is a fourth alternative
     assert alternatives_of("abstract", [0.2, 0.35, 0.4, 0.9]) == []
     assert [line.split(":")[0] for line in alternatives_of("abstract", [0.6, 0.9])] == ["Entry 1"]
+
+
+PLACEMENTS = """# Running a JobSet
+
+## Topology-aware scheduling
+
+Kueue supports three placement scenarios for JobSets using annotations on the Pod template:
+
+**1. Same-domain placement**
+Force the entire replicated job to be scheduled in a single topology domain such as one rack.
+
+**2. Sliced placement**
+Split the replicated job into slices, where each slice must fit in a single rack.
+
+**3. Combined placement**
+Force the whole replicated job into one block, sliced across racks within that block.
+"""
+
+
+def test_a_numbered_paragraphs_number_is_never_quoted_alone() -> None:
+    """A numbered paragraph no Markdown list holds ("**1. Same-domain placement**" and its text) was split into
+    "1." and its text, and answers quoted "1 [doc:...]." as a line of its own."""
+    item = "Same-domain placement Force the entire job."
+    assert quotable_units(f"1. {item}") == [item]
+    assert quotable_units("(2) Sliced placement. Split it.") == ["(2) Sliced placement.", "Split it."]  # not cut off
+
+
+def test_answers_on_numbered_paragraphs_quote_no_bare_number(tmp_path: Path) -> None:
+    bot = documents_assistant_of(tmp_path, {"jobsets.md": PLACEMENTS})
+    answer = bot.ask("How do I force all pods of a JobSet into the same rack with topology-aware scheduling?")
+    lines = answer.text.splitlines()
+    assert any("Force the entire replicated job to be scheduled in a single topology domain" in line for line in lines)
+    assert not [line for line in lines if line.split(" [doc:")[0].strip("().").isdigit()], answer.text

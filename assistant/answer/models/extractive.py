@@ -155,17 +155,23 @@ def own_text(text: str) -> str:
 
 def quotable_units(line: str) -> list[str]:
     """What an answer may quote of a context line: its sentences; a code block whole (its first lines,
-    `blocks.code_quote`); a table never whole, but each row under the header (`blocks.row_quotes`)."""
+    `blocks.code_quote`); a table never whole, but each row under the header (`blocks.row_quotes`). A list's
+    number the sentence splitter cut off its item ("**1. Same-domain placement** Force ...", a numbered
+    paragraph no Markdown list holds, split into "1." and its text) says nothing alone: it is no sentence."""
     out: list[str] = []
     for sentence in split_sentences(line):
         block = as_block(sentence)
         if block is None:
-            out.append(sentence)
+            if not ENUMERATOR.fullmatch(sentence):
+                out.append(sentence)
         elif block.is_table:
             out.extend(row.text for row in row_quotes(block))
         else:
             out.append(code_quote(block).text)
     return out
+
+
+ENUMERATOR = re.compile(r"\(?\d{1,3}[.)]?")  # "1.", "2)", "(3)", "4": a list item's number alone
 
 
 def score_candidates(question: str, candidates: list[Candidate]) -> list[tuple[float, Candidate]]:
