@@ -14,11 +14,25 @@ import pytest
 from pdf_fixture import write_pdf
 
 from assistant import Assistant, Settings
-from assistant.answer.models.extractive import Candidate, EntryView, close_alternative, quotable_units
+from assistant.answer.chain import unstated
+from assistant.answer.models.extractive import (
+    Candidate,
+    EntryView,
+    Layout,
+    close_alternative,
+    extract_answer,
+    quotable_units,
+    states_a_figure,
+)
 from assistant.answer.models.text_reply import StubChatModel
+from assistant.answer.prompts import load_prompt
+from assistant.answer.refusal import Evidence
 from assistant.knowledge.stated_values import stated_kinds
+from assistant.question.reading import Reading
 from assistant.tuning import OfflineAnswerSettings
+from assistant.types import Entry
 from tests.conftest import documents_assistant_of
+from tests.context_blocks import blocks_of
 
 QUOTA = """# GPU quota
 
@@ -1098,3 +1112,26 @@ def test_answers_on_numbered_paragraphs_quote_no_bare_number(tmp_path: Path) -> 
     lines = answer.text.splitlines()
     assert any("Force the entire replicated job to be scheduled in a single topology domain" in line for line in lines)
     assert not [line for line in lines if line.split(" [doc:")[0].strip("().").isdigit()], answer.text
+
+
+def test_a_figure_asked_and_none_quoted_is_a_refusal() -> None:
+    """ "How much RAM ...?" answered with sentences about limits and no number at all answered nothing asked:
+    the offline model refuses, and the refusal names the kind of value no section states. A number the
+    question writes itself ("5,000") is not one the answer states."""
+    asked = Reading("How much RAM does the controller need for a 5,000-node cluster?")
+    limits = Entry(
+        "doc:big.md#limits",
+        "document",
+        "Large clusters › Limits",
+        "The ulimit values of the controller should be set quite high for memory size on a 5,000-node cluster.\n"
+        "Raise the controller's memory limits before the cluster grows.",
+    )
+    sized = Entry("doc:big.md#sizing", "document", "Large clusters › Sizing", "The controller needs 16 GB of RAM.")
+    layout = Layout(files={"doc:big.md#limits": "doc:big.md", "doc:big.md#sizing": "doc:big.md"})
+    tuning = OfflineAnswerSettings()
+    assert extract_answer(asked, blocks_of([limits]), tuning, layout) == load_prompt("refusal")
+    assert "16 GB" in extract_answer(asked, blocks_of([sized]), tuning, layout)
+    assert not states_a_figure(["Set the limits high for a 5,000-node cluster [3].", "```\nulimit -n\n```\n[3]"], asked)
+    reason = unstated(Evidence(0.6, kind="count", documents=True))
+    assert reason == "no entry states the count asked for"
+    assert unstated(Evidence(0.6, kind="count", documents=False)) == ""  # the pack's refusals keep their words

@@ -25,6 +25,7 @@ from assistant.index.chroma_index import Index
 from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
 from assistant.question.reading import Reading
+from assistant.question.value_kinds import KIND_NAMES
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
 from assistant.text import any_phrase, more_tokens_than, split_sentences, truncate_tokens
@@ -313,7 +314,7 @@ class AnswerChain:
         if echoed:
             answer.notes.append(ECHO_NOTE)
         if (raw or not echoed) and is_refusal(raw):
-            answer.text, answer.refused = refusal_text(retrieval.sources[:3]), True
+            answer.text, answer.refused = refusal_text(retrieval.sources[:3], unstated(decision.evidence)), True
         else:
             verified = verify(raw, packed.entries, self.similarity, self.settings.support)
             answer.text, answer.citations = verified.text, verified.citations
@@ -372,6 +373,15 @@ def answer_prompt(context: str, question: str) -> Prompt:
 def is_refusal(text: str) -> bool:
     refusal = load_prompt("refusal").lower().rstrip(".")
     return not text or text.lower().startswith(refusal) or (refusal in text.lower() and len(split_sentences(text)) <= 2)
+
+
+def unstated(evidence: Evidence) -> str:
+    """Why a model that was let answer a team's documents refused, when the evidence says: a figure was asked
+    and its sections state none (the offline model refuses a "how many ...?" it would answer with no number,
+    `extractive.states_a_figure`); else "" (the general reason)."""
+    if evidence.documents and evidence.kind in ("count", "default", "spec"):
+        return f"no entry states the {KIND_NAMES[evidence.kind]} asked for"
+    return ""
 
 
 def refusal_text(suggestions: list[Source], reason: str = "") -> str:

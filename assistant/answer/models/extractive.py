@@ -20,6 +20,7 @@ from assistant.answer.labels import as_page_brackets
 from assistant.answer.models.data_reply import DataReplyModel
 from assistant.answer.prompts import load_prompt
 from assistant.answer.section_values import DEFAULT_LABEL
+from assistant.answer.section_values import FIGURE as FIGURE_SAID
 from assistant.blocks import (
     MAX_QUOTED_CHARS,
     TABLE,
@@ -338,7 +339,27 @@ def extract_answer(
     if layout.files:
         lines = default_first(with_value_that_follows(lines, reading, candidates), reading)
         lines = with_introduced_blocks(with_lead_ins(lines, candidates), candidates)
-    return "\n".join(without_repeats(lines))
+    lines = without_repeats(lines)
+    if layout.files and asks_a_figure(reading) and not states_a_figure(lines, reading):
+        return load_prompt("refusal")  # "how many ...?" answered with no number at all answers nothing asked
+    return "\n".join(lines)
+
+
+def asks_a_figure(reading: Reading) -> bool:
+    """Does the question ask for a figure: a count, a default or a specification (`value_kinds`)?"""
+    return (documents_kind(reading.asking) or reading.value_kind) in ("count", "default", "spec")
+
+
+def states_a_figure(lines: list[str], reading: Reading) -> bool:
+    """Does some quoted line, code and tables included, hold a number (`section_values.FIGURE`) the question
+    does not write itself? Refusal asked the search's first sections for such a number on a line about what is
+    asked (`refusal.kind_supported`); an answer composed from them, with its close alternatives, that quotes
+    none at all states no figure of anything."""
+    for line in lines:
+        said = CITED_AT_END.sub("", line)
+        if any(match.group().lower() not in reading.lowered for match in FIGURE_SAID.finditer(said)):
+            return True
+    return False
 
 
 def without_repeats(lines: list[str]) -> list[str]:
