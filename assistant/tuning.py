@@ -117,8 +117,8 @@ class OfflineAnswerSettings:
     section_alternatives: int = knob(
         3,
         "the sections after the first that may be quoted as close alternatives (three against two, with "
-        "`section_close`: +6 more facts, none lost, two-file questions citing both 41 -> 45 of 68, answers a "
-        "fifth longer than before either change; four: +5 more, a third longer)",
+        "`section_close`: +6 more facts, none lost, two-file questions citing both 41 -> 45 of 68; with both, "
+        "answers 147 -> 188 words and citation precision 0.63 -> 0.51 on average; four: +5 more facts, 207 words)",
     )
     sentence_lead: float = knob(
         0.25,

@@ -1107,6 +1107,7 @@ def test_a_numbered_paragraphs_number_is_never_quoted_alone() -> None:
 
 
 def test_answers_on_numbered_paragraphs_quote_no_bare_number(tmp_path: Path) -> None:
+    """Through the assistant: the numbered paragraphs' text is quoted, their numbers never on a line alone."""
     bot = documents_assistant_of(tmp_path, {"jobsets.md": PLACEMENTS})
     answer = bot.ask("How do I force all pods of a JobSet into the same rack with topology-aware scheduling?")
     lines = answer.text.splitlines()

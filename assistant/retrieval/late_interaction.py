@@ -57,9 +57,8 @@ class LateInteraction:
         """MaxSim of the query with each text: the mean over query pieces of their best cosine in the text."""
         import numpy as np
 
-        question = self.question_encoder.token_vectors([query])[0]
+        question = np.asarray(self.question_encoder.token_vectors([query])[0], dtype=np.float32)
         matrices = self._matrices(texts)
-        question = np.asarray(question, dtype=np.float32)
         return [float((question @ matrix.T).max(axis=1).mean()) for matrix in matrices]
 
     def _matrices(self, texts: list[str]) -> list[Any]:
