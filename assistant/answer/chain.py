@@ -25,7 +25,7 @@ from assistant.index.chroma_index import Index
 from assistant.question.encoders import SHIPPED, SentenceEncoders
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME, NAMES_A_SYSTEM
 from assistant.question.reading import Reading
-from assistant.question.value_kinds import KIND_NAMES
+from assistant.question.value_kinds import FIGURE_KINDS, KIND_NAMES
 from assistant.retrieval.search import Retrieval, Retriever
 from assistant.settings import Settings
 from assistant.text import any_phrase, more_tokens_than, split_sentences, truncate_tokens
@@ -379,7 +379,7 @@ def unstated(evidence: Evidence) -> str:
     """Why a model that was let answer a team's documents refused, when the evidence says: a figure was asked
     and its sections state none (the offline model refuses a "how many ...?" it would answer with no number,
     `extractive.states_a_figure`); else "" (the general reason)."""
-    if evidence.documents and evidence.kind in ("count", "default", "spec"):
+    if evidence.documents and evidence.kind in FIGURE_KINDS:
         return f"no entry states the {KIND_NAMES[evidence.kind]} asked for"
     return ""
 

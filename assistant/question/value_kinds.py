@@ -125,6 +125,7 @@ WEIGHTS = Path(__file__).resolve().parent / "value_reader.npz"
 KINDS = ("none", "price", "date", "person", "company", "count", "spec", "howto", "opinion")
 KIND_TRUSTED_AT = 0.8  # a kind the reader gives this probability overrides the patterns (calibration, cross-validated)
 NONE_TRUSTED_AT = 0.9  # ... and "none" at this probability overrules a kind the patterns read
+FIGURE_KINDS = frozenset({"count", "default", "spec"})  # the kinds a number answers (`extractive.states_a_figure`)
 # how a refusal names each kind to the user: "no entry states the specification asked for"
 KIND_NAMES = {
     "price": "price",

@@ -37,7 +37,7 @@ from assistant.knowledge.stated_values import states_new_value
 from assistant.question.intents import ASKS_FOR_ANOTHER_NAME
 from assistant.question.reading import Reading, own_words
 from assistant.question.user_terms import with_literature_terms
-from assistant.question.value_kinds import documents_kind
+from assistant.question.value_kinds import FIGURE_KINDS, documents_kind
 from assistant.text import (
     POINTER_PHRASES,
     any_phrase,
@@ -347,7 +347,7 @@ def extract_answer(
 
 def asks_a_figure(reading: Reading) -> bool:
     """Does the question ask for a figure: a count, a default or a specification (`value_kinds`)?"""
-    return (documents_kind(reading.asking) or reading.value_kind) in ("count", "default", "spec")
+    return (documents_kind(reading.asking) or reading.value_kind) in FIGURE_KINDS
 
 
 def states_a_figure(lines: list[str], reading: Reading) -> bool:
