@@ -39,9 +39,10 @@ from assistant.types import Entry, Problem
 # leaves out attribute lists.
 READING = 5
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
-DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, ".html", ".htm", ".pdf")
+RST_SUFFIXES = (".rst", ".rest")
+DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".html", ".htm", ".pdf")
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl", *DOCUMENT_SUFFIXES)
-KNOWN_FORMATS = ".txt, .jsonl, .md, .html or .pdf"
+KNOWN_FORMATS = ".txt, .jsonl, .md, .rst, .html or .pdf"
 MAX_PAGE_BYTES = 1_000_000  # a concept page larger than this is refused
 MAX_DOCUMENT_BYTES = 50_000_000  # any file larger than this is refused (read with this bound)
 VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
@@ -395,7 +396,7 @@ def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = Non
 
 
 def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None:
-    """A Markdown, HTML or PDF file as one entry per section."""
+    """A Markdown, reStructuredText, HTML or PDF file as one entry per section."""
     suffix = path.suffix.lower()
     notes: list[str] = []  # what a reader's bounds cut
     if suffix == ".pdf":
@@ -417,6 +418,10 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
         from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
 
         document = read_markdown(text, notes, mdx=suffix == ".mdx")
+    elif suffix in RST_SUFFIXES:
+        from assistant.knowledge.rst_reader import read_rst  # docutils: only to read reStructuredText
+
+        document = read_rst(text, notes)
     else:
         document = read_html(text, notes)
     corpus.notes.extend(f"{shown}: {note}" for note in notes)

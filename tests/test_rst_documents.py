@@ -1,0 +1,127 @@
+"""reStructuredText pages (a Sphinx project's docs) read as documents: sections by their titles, code and
+tables kept whole, Sphinx's directives and roles read as the site shows them, nothing outside the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant import Assistant, Settings
+from assistant.knowledge import rst_reader
+from assistant.knowledge.corpus import load_corpus
+from assistant.knowledge.rst_reader import read_rst
+
+PAGE = """\
+.. _install:
+
+.. This comment is not the page's text.
+
+Installation
+============
+
+Flowline runs on Linux. See :ref:`the quick start <quickstart>` and :class:`~flowline.engine.Engine`.
+
+.. toctree::
+   :maxdepth: 2
+
+   usage
+
+Requirements
+------------
+
+- Python 3.9 or newer
+- A CUDA 12 driver
+
+.. note::
+   The wheel bundles its own NCCL.
+
+.. code-block:: bash
+   :caption: Install from PyPI
+
+   pip install flowline
+   flowline --check-build
+
+.. versionadded:: 0.4
+   The ``--offline`` flag.
+
+Settings
+--------
+
+.. list-table:: Options
+   :header-rows: 1
+
+   * - Name
+     - Default
+   * - ``num_workers``
+     - 4
+
+``max_batch``
+   Largest batch the server forms. Defaults to 32.
+
+GPU workers
+~~~~~~~~~~~
+
+>>> import flowline
+>>> flowline.gpus()
+8
+
+.. automodule:: flowline.engine
+   :members:
+"""
+
+
+def test_sections_code_tables_and_callouts_read_as_the_site_shows_them() -> None:
+    document = read_rst(PAGE)
+    assert document.title == "Installation"
+    by_heading = {section.heading: section for section in document.sections}
+    assert set(by_heading) == {"", "Requirements", "Settings", "Settings › GPU workers"}
+    opening = by_heading[""].text
+    assert opening == "Flowline runs on Linux. See the quick start and Engine."  # roles are their words
+    assert by_heading[""].line == 5 and by_heading["Requirements"].line == 15  # the title's own line
+    requirements = by_heading["Requirements"].text
+    assert "Python 3.9 or newer\nA CUDA 12 driver\nNote: The wheel bundles its own NCCL." in requirements
+    assert "Install from PyPI\n```bash\npip install flowline\nflowline --check-build\n```" in requirements
+    assert "New in version 0.4: The --offline flag." in requirements
+    settings = by_heading["Settings"].text
+    assert "```table\n| Name | Default |\n| num_workers | 4 |\n```" in settings
+    assert "max_batch: Largest batch the server forms. Defaults to 32." in settings
+    assert "```pycon\n>>> import flowline\n>>> flowline.gpus()\n8\n```" in by_heading["Settings › GPU workers"].text
+    every = "\n".join(section.text for section in document.sections)
+    for hidden in ("usage", "maxdepth", "members", "comment", "automodule", ".. ", ":class:", ":ref:"):
+        assert hidden not in every, hidden
+
+
+def test_a_page_reads_nothing_outside_itself(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the database password is hunter2\n", encoding="utf-8")
+    page = (
+        f"Notes\n=====\n\nOur notes.\n\n.. include:: {secret}\n\n.. raw:: html\n\n   <script>steal()</script>\n\n"
+        f".. csv-table:: Hosts\n   :file: {secret}\n\nThe end.\n"
+    )
+    document = read_rst(page)
+    every = "\n".join(section.text for section in document.sections)
+    assert "Our notes." in every and "The end." in every
+    assert "hunter2" not in every and "steal" not in every
+
+
+def test_a_page_too_large_for_the_parser_is_read_as_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rst_reader, "MAX_RST_CHARS", 100)
+    notes: list[str] = []
+    document = read_rst(PAGE, notes)
+    every = "\n".join(section.text for section in document.sections)
+    assert "Flowline runs on Linux." in every  # nothing the user had is lost
+    assert notes == ["over 100 characters: read as plain text, not as reStructuredText"]
+
+
+def test_an_rst_folder_is_indexed_and_answered_with_its_code(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "install.rst").write_text(PAGE, encoding="utf-8")
+    corpus = load_corpus([folder])
+    assert not corpus.problems, corpus.problems  # an .rst file is knowledge, not "not a knowledge file"
+    bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
+    assert bot.index(progress=False).entries == 4
+    answer = bot.ask("How do I install flowline from PyPI?")
+    assert not answer.refused, answer.text
+    assert "pip install flowline" in answer.text and "doc:install.rst#requirements" in answer.text
