@@ -177,7 +177,9 @@ def test_unreadable_files_are_listed_with_the_reason(wiki: Path) -> None:
     assert problems["scan.pdf"].startswith("no text in the PDF (a scan?)")
     assert problems["locked.pdf"].startswith("encrypted PDF")
     assert problems["broken.pdf"].startswith("cannot read the PDF")
-    assert problems["logo.png"].startswith("not a knowledge file - expected .txt, .jsonl, .md, .rst, .html or .pdf")
+    assert problems["logo.png"].startswith(
+        "not a knowledge file - expected .txt, .jsonl, .md, .rst, .ipynb, .html or .pdf"
+    )
     assert problems["binary.md"] == "binary file - expected UTF-8 text"
 
 

@@ -25,6 +25,7 @@ from assistant.knowledge.concept_page import is_concept_page, parse_concept_page
 from assistant.knowledge.documents import Document, document_entries
 from assistant.knowledge.html_reader import read_html
 from assistant.knowledge.ignore import ignore_rules
+from assistant.knowledge.notebook_reader import NotebookProblem, read_notebook
 from assistant.knowledge.paper_links import linked_paper
 from assistant.knowledge.pdf_reader import PdfProblem, read_pdf
 from assistant.knowledge.text_reader import read_text_document
@@ -40,9 +41,9 @@ from assistant.types import Entry, Problem
 READING = 5
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
-DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".html", ".htm", ".pdf")
+DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".ipynb", ".html", ".htm", ".pdf")
 KNOWLEDGE_SUFFIXES = (".txt", ".jsonl", *DOCUMENT_SUFFIXES)
-KNOWN_FORMATS = ".txt, .jsonl, .md, .rst, .html or .pdf"
+KNOWN_FORMATS = ".txt, .jsonl, .md, .rst, .ipynb, .html or .pdf"
 MAX_PAGE_BYTES = 1_000_000  # a concept page larger than this is refused
 MAX_DOCUMENT_BYTES = 50_000_000  # any file larger than this is refused (read with this bound)
 VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
@@ -396,7 +397,7 @@ def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = Non
 
 
 def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None:
-    """A Markdown, reStructuredText, HTML or PDF file as one entry per section."""
+    """A Markdown, reStructuredText, notebook, HTML or PDF file as one entry per section."""
     suffix = path.suffix.lower()
     notes: list[str] = []  # what a reader's bounds cut
     if suffix == ".pdf":
@@ -418,6 +419,12 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
         from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
 
         document = read_markdown(text, notes, mdx=suffix == ".mdx")
+    elif suffix == ".ipynb":
+        try:
+            document = read_notebook(text, notes)
+        except NotebookProblem as problem:
+            corpus.problems.append(Problem(shown, 0, str(problem)))
+            return
     elif suffix in RST_SUFFIXES:
         from assistant.knowledge.rst_reader import read_rst  # docutils: only to read reStructuredText
 
