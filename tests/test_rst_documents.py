@@ -92,7 +92,10 @@ def test_sections_code_tables_and_callouts_read_as_the_site_shows_them() -> None
         assert hidden not in every, hidden
 
 
-def test_a_page_reads_nothing_outside_itself(tmp_path: Path) -> None:
+def test_a_page_reads_nothing_outside_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a docutils.conf where the sync runs would turn file insertion back on, were config files read
+    (tmp_path / "docutils.conf").write_text("[general]\nfile_insertion_enabled: yes\nraw_enabled: yes\n")
+    monkeypatch.chdir(tmp_path)
     secret = tmp_path / "secret.txt"
     secret.write_text("the database password is hunter2\n", encoding="utf-8")
     page = (
@@ -103,6 +106,7 @@ def test_a_page_reads_nothing_outside_itself(tmp_path: Path) -> None:
     every = "\n".join(section.text for section in document.sections)
     assert "Our notes." in every and "The end." in every
     assert "hunter2" not in every and "steal" not in every
+    assert "include::" not in every and "csv-table" not in every  # no directive shown as text either
 
 
 def test_a_page_too_large_for_the_parser_is_read_as_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:

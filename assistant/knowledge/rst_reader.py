@@ -36,7 +36,8 @@ from assistant.knowledge.text_reader import read_text_document
 # docutils reads about 40,000 characters a second of markup-dense RST here: a larger file would hold a sync
 MAX_RST_CHARS = 2_000_000
 SETTINGS = {
-    "file_insertion_enabled": False,  # no `include`, no `:file:` of a table: a page reads only itself
+    "_disable_config": True,  # a docutils.conf where the sync runs cannot turn the bounds below back on
+    "file_insertion_enabled": False,  # no `include`, no `:file:` or `:url:` of a table: a page reads only itself
     "raw_enabled": False,
     "report_level": 5,  # the parser's complaints are no text of the page
     "halt_level": 5,
