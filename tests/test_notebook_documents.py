@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assistant import Assistant, Settings
 from assistant.knowledge.corpus import load_corpus
-from assistant.knowledge.notebook_reader import OUTPUT_LINES, read_notebook
+from assistant.knowledge.notebook_reader import OUTPUT_CHARS, OUTPUT_LINES, read_notebook
 
 LOG = [f"step {n} loss 0.{n:03d}\n" for n in range(40)]
 
@@ -73,6 +73,12 @@ def test_cells_read_as_sections_code_and_what_it_printed() -> None:
     lines = text.split("\n")  # a section's line is its heading's line in the file
     assert '"## Setup\\n"' in lines[by_heading["Setup"].line - 1]
     assert '"## Results\\n"' in lines[by_heading["Results"].line - 1]
+
+
+def test_an_endless_output_line_is_cut() -> None:
+    notebook = {**NOTEBOOK, "cells": [markdown("# Run\n"), code("print(blob)", printed("x" * 100_000 + "\n"))]}
+    text = read_notebook(written(notebook)).sections[0].text
+    assert f"```output\n{'x' * OUTPUT_CHARS}\n…\n```" in text
 
 
 def test_a_file_that_is_no_notebook_is_a_problem_naming_the_fix(tmp_path: Path) -> None:

@@ -129,3 +129,12 @@ def test_an_rst_folder_is_indexed_and_answered_with_its_code(tmp_path: Path) -> 
     answer = bot.ask("How do I install flowline from PyPI?")
     assert not answer.refused, answer.text
     assert "pip install flowline" in answer.text and "doc:install.rst#requirements" in answer.text
+
+
+def test_a_page_nested_past_what_docutils_reads_is_read_as_plain_text() -> None:
+    nested = "\n\n".join(("  " * depth) + f"level{depth}" for depth in range(400))  # a block quote in each
+    notes: list[str] = []
+    document = read_rst(f"Deep\n====\n\n{nested}\n", notes)
+    every = "\n".join(section.text for section in document.sections)
+    assert "level0" in every and "level399" in every  # the sync goes on, and nothing the page said is lost
+    assert notes == ["docutils could not read it (RecursionError): read as plain text, not as reStructuredText"]

@@ -3,7 +3,8 @@
 A team's tutorials, runbooks and experiment write-ups are often notebooks. Their Markdown cells are read
 by the Markdown reader, so a heading in a cell starts a section ("Setup › Install"); a code cell is a code
 block in the notebook's language, and what it printed (a stream, a result's plain text) a block of its
-own after it, its first OUTPUT_LINES lines: a training log or a progress bar goes on for pages. Images,
+own after it, its first OUTPUT_LINES lines (OUTPUT_CHARS characters): a training log or a progress bar
+goes on for pages. Images,
 HTML and widget outputs are what a page shows, not words, and are left out, as are raw cells.
 
 A section's line is the notebook file's line where that text's cell source is, as the JSON holds it (one
@@ -21,6 +22,7 @@ from assistant.blocks import fenced
 from assistant.knowledge.documents import Document, Section
 
 OUTPUT_LINES = 20  # lines of a cell's printed output kept after its code
+OUTPUT_CHARS = 2_000  # and characters of them
 OUTPUT_INFO = "output"  # the info string of a printed output's block
 
 
@@ -99,7 +101,7 @@ def cell_text(source: Any) -> str:
 
 def printed_text(outputs: Any) -> list[str]:
     """What a code cell printed: its streams and the plain text of its results, the first OUTPUT_LINES
-    lines, then "…" when there were more."""
+    lines and OUTPUT_CHARS characters, then "…" when there were more."""
     lines: list[str] = []
     for output in outputs if isinstance(outputs, list) else []:
         if not isinstance(output, dict):
@@ -112,9 +114,13 @@ def printed_text(outputs: Any) -> list[str]:
         else:  # an error's traceback is ANSI-coloured frames; its name and message are in the last line
             text = f"{output.get('ename', '')}: {output.get('evalue', '')}" if output.get("ename") else ""
         lines += [line.rstrip() for line in text.rstrip("\n").split("\n") if line.strip()]
-    if len(lines) > OUTPUT_LINES:
-        return [*lines[:OUTPUT_LINES], "…"]
-    return lines
+    kept: list[str] = []
+    for line in lines[:OUTPUT_LINES]:
+        if sum(len(k) for k in kept) + len(line) > OUTPUT_CHARS:  # one endless line (minified JSON, a progress bar)
+            kept.append(line[: max(0, OUTPUT_CHARS - sum(len(k) for k in kept))])
+            return [*kept, "…"]
+        kept.append(line)
+    return [*kept, "…"] if len(lines) > OUTPUT_LINES else kept
 
 
 class SourceFinder:

@@ -171,11 +171,15 @@ def read_rst(text: str, notes: list[str] | None = None) -> Document:
     (over MAX_RST_CHARS, or markup docutils cannot read)."""
     if len(text) > MAX_RST_CHARS:
         return as_plain_text(text, f"over {MAX_RST_CHARS:,} characters", notes)
-    learn_names(text)
     try:
-        tree = publish_doctree(text, settings_overrides=SETTINGS)
-    except Exception as error:  # any page docutils cannot read is still the user's text
+        learn_names(text)
+        return document_of(publish_doctree(text, settings_overrides=SETTINGS))
+    except Exception as error:  # a page docutils cannot read (or nests past recursion) is still the user's text
         return as_plain_text(text, f"docutils could not read it ({type(error).__name__})", notes)
+
+
+def document_of(tree: nodes.document) -> Document:
+    """The document of a parsed page: its opening section's title is the page's."""
     parts = [child for child in tree.children if not isinstance(child, HIDDEN_SECTIONS)]
     sections: list[Section] = []
     title = ""
