@@ -99,6 +99,8 @@ def test_a_notebook_folder_is_indexed_and_answered_with_a_citation_into_it(tmp_p
     folder = tmp_path / "notebooks"
     folder.mkdir()
     (folder / "lora.ipynb").write_text(written(NOTEBOOK), encoding="utf-8")
+    (folder / ".ipynb_checkpoints").mkdir()  # Jupyter's autosaved copy: in a dot folder, not read twice
+    (folder / ".ipynb_checkpoints" / "lora-checkpoint.ipynb").write_text(written(NOTEBOOK), encoding="utf-8")
     bot = Assistant(Settings(home=tmp_path / "home", knowledge=(folder,), model="extractive"), auto_index=False)
     assert bot.index(progress=False).entries == 3
     answer = bot.ask("What accuracy does the LoRA adapter reach?")
