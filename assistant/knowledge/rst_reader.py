@@ -10,8 +10,12 @@ A callout (`.. note::`, `.. versionadded:: 0.4`) is its title and its text, as t
 docutils knows no Sphinx directive or role. A role it does not know reads as its text ("the guide" of
 :ref:`the guide <install>`, `backward` of :meth:`~Accelerator.backward`); a directive it does not know is
 read as a callout or code by the name Sphinx gives it (`site_markup`'s MyST lists), and what only builds
-the site (`toctree`, `automodule`) is no text. Nothing outside the file is read: `include`, `raw` and a
-table's `:file:` are refused by the parser's settings, so a page cannot pull `/etc/passwd` into the index.
+the site (`toctree`, `automodule`) is no text. The names are registered with docutils' registries, which
+are the process's: this is the only reader of RST here.
+
+Nothing outside the file is read: `include`, `raw` and a table's `:file:` or `:url:` are refused by the
+parser's settings, and no docutils.conf can turn them back on, so a page cannot pull `/etc/passwd` into the
+index. A page docutils cannot read, or one over MAX_RST_CHARS, is read as plain text, with a note.
 """
 
 from __future__ import annotations
@@ -160,9 +164,9 @@ def learn_names(text: str) -> None:
 
 VERSION_NOTES = {"versionadded", "versionchanged", "deprecated", "versionremoved"}
 HIDDEN_PREFIXES = ("auto", "py:", "c:", "cpp:", "js:")  # autodoc stubs and domain object descriptions
-EXTRA_HIDDEN = {"currentmodule", "module", "index", "highlight", "tabularcolumns", "literalinclude"}
+EXTRA_HIDDEN = {"currentmodule", "module", "index", "highlight", "tabularcolumns"}
 UNTITLED = {"only", "tab-set", "grid"}  # their argument is a condition or a layout, not words the page shows
-HIDDEN_SECTIONS = (nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message, nodes.raw)
+HIDDEN_ELEMENTS = (nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message, nodes.raw)
 CALLOUT_TITLES = {kind: title for kind, title in MYST_TITLES.items() if title.endswith(":")}
 
 
@@ -180,7 +184,7 @@ def read_rst(text: str, notes: list[str] | None = None) -> Document:
 
 def document_of(tree: nodes.document) -> Document:
     """The document of a parsed page: its opening section's title is the page's."""
-    parts = [child for child in tree.children if not isinstance(child, HIDDEN_SECTIONS)]
+    parts = [child for child in tree.children if not isinstance(child, HIDDEN_ELEMENTS)]
     sections: list[Section] = []
     title = ""
     if parts and isinstance(parts[0], nodes.section):
@@ -239,7 +243,7 @@ def body_lines(section: nodes.Element) -> list[str]:
 
 def element_lines(node: nodes.Node) -> Iterator[str]:
     """The lines of a body element: a paragraph a line, a code block or a table a block."""
-    if isinstance(node, (*HIDDEN_SECTIONS, nodes.Invisible)):
+    if isinstance(node, (*HIDDEN_ELEMENTS, nodes.Invisible)):
         return
     if isinstance(node, (nodes.literal_block, nodes.doctest_block, nodes.math_block)):
         code = node.astext().rstrip("\n")
