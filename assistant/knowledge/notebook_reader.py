@@ -4,8 +4,9 @@ A team's tutorials, runbooks and experiment write-ups are often notebooks. Their
 by the Markdown reader, so a heading in a cell starts a section ("Setup › Install"); a code cell is a code
 block in the notebook's language, and what it printed (a stream, a result's plain text) a block of its
 own after it, its first OUTPUT_LINES lines (OUTPUT_CHARS characters): a training log or a progress bar
-goes on for pages. Images,
-HTML and widget outputs are what a page shows, not words, and are left out, as are raw cells.
+goes on for pages. Images, HTML and widget outputs are what a page shows, not words, and are left out, as
+are raw cells. A notebook new to a followed folder is "new" to the index's fingerprints, so the next start
+syncs it.
 
 A section's line is the notebook file's line where that text's cell source is, as the JSON holds it (one
 source line a JSON line in the format Jupyter writes), so a citation points into the file. The notebook
