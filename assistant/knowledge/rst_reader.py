@@ -36,6 +36,7 @@ from assistant.blocks import fenced, table_text
 from assistant.knowledge.documents import MAX_PARENT_CHARS, SEPARATOR, Document, Section
 from assistant.knowledge.site_markup import MYST_CODE, MYST_HIDDEN, MYST_TITLES
 from assistant.knowledge.text_reader import read_text_document
+from assistant.text import clean
 
 # docutils reads about 40,000 characters a second of markup-dense RST here: a larger file would hold a sync
 MAX_RST_CHARS = 2_000_000
@@ -220,14 +221,24 @@ def add_section(section: nodes.section, parents: list[str], sections: list[Secti
     read_sections(section, [*parents, words[:MAX_PARENT_CHARS]], sections)
 
 
+def title_of(element: nodes.Element) -> nodes.title | None:
+    """A section's or a callout's own title, if it has one."""
+    return next((child for child in element.children if isinstance(child, nodes.title)), None)
+
+
+def words_of(node: nodes.Node) -> str:
+    """A node's text as one line."""
+    return clean(node.astext())
+
+
 def heading_text(section: nodes.Element) -> str:
-    title = next((child for child in section.children if isinstance(child, nodes.title)), None)
-    return " ".join(title.astext().split()) if title is not None else ""
+    title = title_of(section)
+    return words_of(title) if title is not None else ""
 
 
 def line_of(section: nodes.Element) -> int:
     """The line a section starts on: its title's (docutils counts a title at its underline)."""
-    title = next((child for child in section.children if isinstance(child, nodes.title)), None)
+    title = title_of(section)
     return max(1, title.line - 1) if title is not None and title.line else 1
 
 
@@ -252,15 +263,13 @@ def element_lines(node: nodes.Node) -> Iterator[str]:
             yield fenced(language, code.split("\n")) + "\n"
         return
     if isinstance(node, nodes.table):
-        rows = [
-            [" ".join(entry.astext().split()) for entry in row.findall(nodes.entry)] for row in node.findall(nodes.row)
-        ]
+        rows = [[words_of(entry) for entry in row.findall(nodes.entry)] for row in node.findall(nodes.row)]
         rows = [row for row in rows if any(row)]
         if rows:
             yield table_text(rows) + "\n"
         return
     if isinstance(node, (nodes.paragraph, nodes.rubric, nodes.line, nodes.caption, nodes.attribution)):
-        words = " ".join(node.astext().split())
+        words = words_of(node)
         if words:
             yield words
         return
@@ -269,7 +278,7 @@ def element_lines(node: nodes.Node) -> Iterator[str]:
         return
     if isinstance(node, (nodes.definition_list_item, nodes.field, nodes.option_list_item)):
         head, *rest = [child for child in node.children if isinstance(child, nodes.Element)] or [node]
-        yield from labelled(" ".join(head.astext().split()) + ":", *rest)
+        yield from labelled(words_of(head) + ":", *rest)
         return
     if isinstance(node, nodes.topic) and "contents" in node.get("classes", []):
         return  # a table of contents: the headings again
@@ -280,16 +289,16 @@ def element_lines(node: nodes.Node) -> Iterator[str]:
             if not isinstance(child, nodes.title) or isinstance(node, (nodes.topic, nodes.sidebar, nodes.table)):
                 yield from element_lines(child)
         return
-    words = " ".join(node.astext().split())
+    words = words_of(node)
     if words:
         yield words
 
 
 def admonition_title(node: nodes.Element) -> str:
     """A callout's title as the site shows it: "Note:", or a generic admonition's own title."""
-    own = next((child for child in node.children if isinstance(child, nodes.title)), None)
+    own = title_of(node)
     if own is not None:
-        return " ".join(own.astext().split())
+        return words_of(own)
     kind = node.tagname
     return CALLOUT_TITLES.get(kind, kind.capitalize() + ":")
 
