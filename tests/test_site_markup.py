@@ -202,6 +202,34 @@ def test_an_mkdocs_snippet_include_is_no_text_and_leaves_no_empty_block() -> Non
     assert unclosed.strip() == "The page goes on.", unclosed  # a marker left open hides one paragraph at most
 
 
+def test_a_snippet_files_named_parts_are_its_sections() -> None:
+    """MkDocs sites keep text several pages include in a file of named parts (`install.inc.md`, included as
+    `--8<-- "install.inc.md:requirements"`); the marks were read as headings, "--8<-- [start:requirements]",
+    the page's title and its sections' names. A page with headings of its own keeps a part in its section."""
+    parts = read_markdown(
+        "# --8<-- [start:requirements]\n\n- GPU: compute capability 7.0 or higher\n\n# --8<-- [end:requirements]\n"
+        "<!-- --8<-- [start:set-up-using-python] -->\n\n### Create an environment\n\nUse uv.\n\n"
+        "<!-- --8<-- [end:set-up-using-python] -->\n# --8<-- [start:build-wheel]\n\nRun `pip install -e .`.\n"
+    )
+    assert parts.title == "", parts.title
+    headings = [(s.heading, s.line) for s in parts.sections if s.text]
+    assert headings == [
+        ("Requirements", 1),
+        ("Set up using python › Create an environment", 8),
+        ("Build wheel", 13),
+    ], headings
+    assert not any("8<" in s.text for s in parts.sections)
+    page = read_markdown(
+        "# Deploy\n\nIntro.\n\n<!-- --8<-- [start:docker] -->\nRun the image.\n<!-- --8<-- [end:docker] -->\n\n"
+        "```python\n# --8<-- [start:example]\nllm = LLM('m')\n# --8<-- [end:example]\n```\n\n"
+        ";--8<-- [start:escaped] stays\n"
+    )
+    assert [s.heading for s in page.sections] == [""], page.sections
+    text = page.sections[0].text
+    assert "Intro.\n\nRun the image." in text and "```python\nllm = LLM('m')\n```" in text, text
+    assert text.count("8<") == 1, text  # only the escaped mark, which the site shows
+
+
 def test_answers_quote_no_markup(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -37,8 +37,9 @@ from assistant.types import Entry, Problem
 # only on `assistant index` (`index.freshness.stale_reason`). An index that records none was read by edition 1;
 # 3 leaves out a comment inside a paragraph too; 4 an MkDocs snippet include and an empty code block; 5 reads
 # GitHub's alerts, Hugging Face's API links and MyST's directives and roles the way their sites show them, and
-# leaves out attribute lists.
-READING = 5
+# leaves out attribute lists; 6 reads an MkDocs snippet file's named parts as sections and leaves out a code
+# block's opening empty lines.
+READING = 6
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
 DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".ipynb", ".html", ".htm", ".pdf")

@@ -177,7 +177,7 @@ def read_markdown(text: str, notes: list[str] | None = None, mdx: bool = False) 
                 body.append(inline_text(token))
             elif token.type in ("fence", "code_block") and token.content.strip():  # an empty block shows nothing
                 language = token.info.strip().split(" ", 1)[0].strip("{}.") if token.type == "fence" else ""
-                body.append(fenced(language, token.content.rstrip("\n").split("\n")) + "\n")
+                body.append(fenced(language, token.content.strip("\n").split("\n")) + "\n")
             elif token.type == "html_block":
                 body.append(html_block_text(token.content))
             elif token.type in BLOCK_ENDS and body and not body[-1].endswith("\n"):

@@ -82,6 +82,13 @@ FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")  # a code fence's opening or closing 
 # MkDocs' snippet include, `--8<-- "examples/wf.yaml:12"` (or a bare `--8<--` around a list of files): the site
 # shows the file there, which the folder indexed may not hold; the directive is no text of the page
 SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}(?:\s+(?P<file>\"[^\"\n]*\"|'[^'\n]*'|\S+))?\s*$")
+# the marks of a named part in a file other pages include a part of (`--8<-- "install.inc.md:requirements"`):
+# `--8<-- [start:requirements]` and `--8<-- [end:requirements]`, bare or in a comment (`<!-- ... -->`, `# ...`).
+# The site never shows the line, in code or not; a leading `;` escapes it (pymdown-extensions' notation)
+SNIPPET_PART = re.compile(
+    r"^.*?(?<![;-])-+8<-+[ \t]+\[[ \t]*(?P<mark>start|end)[ \t]*:[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\]", re.I
+)
+HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # an ATX heading: "## Install"
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
 MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
@@ -113,7 +120,13 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
     directives: list[str] = []  # the fences of the MyST callouts open (their bodies are text), innermost last
     hidden = ""  # the fence of a MyST directive that only builds the site, while it is open
     options = options_in_code = False  # right after a MyST directive's opening line, where its options go
+    headed = False  # a heading of the page's own came before, outside code and outside any named part
+    in_part = False  # between a part's start and end marks
     for line in text.split("\n"):
+        if part := SNIPPET_PART.match(line):
+            in_part = part.group("mark").lower() == "start"
+            out.append(part_heading(part) if not (fence or hidden or headed) else "")
+            continue
         if line.strip():
             # an admonition's body ends at a line indented less than it; a component's body is indented only if
             # its first line is (KServe's `<TabItem>` holds YAML at the margin, whose indentation is its own)
@@ -170,6 +183,7 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
             fence = opening.group(1)
             out.append(line)
             continue
+        headed = headed or (not in_part and bool(HEADING_LINE.match(line)))
         if MYST_TARGET.match(line):
             out.append("")
             continue
@@ -195,6 +209,18 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
         line = outside_code_spans(line, lambda words: TAG.sub("", words))
         out.append(MDX_ONLY.sub("", line) if mdx else line)
     return "\n".join(out)
+
+
+def part_heading(part: re.Match[str]) -> str:
+    """What a part's mark shows in a file of named parts, one that has no heading of its own before it (an
+    `install.inc.md` whose parts other pages include under their own headings): the part's start, named as a
+    heading, `## Set up using python`, so its text is a section of that name and not one run of the file's
+    parts; an end mark is an empty line. Where the page has headings of its own outside its parts, a mark is
+    an empty line: the part is text of the section it sits in."""
+    if part.group("mark").lower() != "start":
+        return ""
+    words = re.sub(r"[-_]+", " ", part.group("name")).strip()
+    return f"## {words[:1].upper()}{words[1:]}"
 
 
 def closes(run: str, fence: str, line: str) -> bool:
