@@ -42,7 +42,8 @@ class Problem:
     damaged: bool = True
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        """`notes.md:12: ...` for a line, `notes.md: ...` for the whole file (line 0)."""
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
 
 
 @dataclass(frozen=True)

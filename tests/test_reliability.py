@@ -329,12 +329,12 @@ def test_assistant_index_reports_each_bad_file_and_line_and_indexes_the_rest(
     f = bad_knowledge.as_posix()
     big_line = len(b'{"arxiv_id": "2401.00014", "abstract": "') + MB50 + len(b'"}\n')
     expected = {
-        f"skipped {f}/binary.txt:0: binary file - expected UTF-8 text",
-        f"skipped {f}/diagram.png:0: not a knowledge file - expected .txt, .jsonl, .md, .rst, .ipynb, .html or .pdf"
+        f"skipped {f}/binary.txt: binary file - expected UTF-8 text",
+        f"skipped {f}/diagram.png: not a knowledge file - expected .txt, .jsonl, .md, .rst, .ipynb, .html or .pdf"
         " (or list it in .assistantignore)",
         f"skipped {f}/dup_b.jsonl:1: duplicate id arxiv:2401.00021 (first read at {f}/dup_a.jsonl:1) - kept the first",
         f"skipped {f}/gpu_copy.txt:1: duplicate id MLD-0472 (first read at {f}/gpu.txt:1) - kept the first",
-        f"skipped {f}/huge.txt:0: file is {(bad_knowledge / 'huge.txt').stat().st_size:,} bytes;"
+        f"skipped {f}/huge.txt: file is {(bad_knowledge / 'huge.txt').stat().st_size:,} bytes;"
         " a file may be at most 50,000,000 bytes",
         f"skipped {f}/latin1.txt:3: not UTF-8 text (byte 30) - save the file as UTF-8",
         f"skipped {f}/pack.jsonl:3: line of {big_line:,} bytes - expected one record",

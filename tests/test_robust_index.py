@@ -566,7 +566,7 @@ def test_a_file_removed_mid_sync_is_a_problem_and_its_entries_are_kept(
     monkeypatch.setattr(assistant.knowledge.corpus, "read_text", removed_as_it_is_read)
     code, out, err = run(capsys, "index")
     assert code == 0
-    assert f"{gpu_page.name}:0: the file was removed while it was read - its entries are kept as they were" in err
+    assert f"{gpu_page.name}: the file was removed while it was read - its entries are kept as they were" in err
     assert "0 removed" in out and "1 skipped" in out
     index = home.open()
     assert "MLD-0472" in index.entries and papers <= set(index.entries)
@@ -588,7 +588,7 @@ def test_an_unreadable_file_is_a_problem_and_its_entries_are_kept(
     monkeypatch.setattr(Path, "open", forbidden)
     code, out, err = run(capsys, "index")
     assert code == 0
-    assert "papers.jsonl:0: cannot read the file (Permission denied) - its entries are kept as they were" in err
+    assert "papers.jsonl: cannot read the file (Permission denied) - its entries are kept as they were" in err
     assert "0 removed" in out and "(20 entries of unreadable files kept as they were)" in out
     assert papers <= set(home.open().entries)
 
@@ -607,7 +607,7 @@ def test_an_unreadable_subfolder_keeps_its_entries_and_is_named(
     monkeypatch.setattr(os, "scandir", forbidden)
     code, out, err = run(capsys, "index")
     assert code == 0
-    assert "pack:0: cannot read the folder (Permission denied) - its entries are kept as they were" in err
+    assert "pack: cannot read the folder (Permission denied) - its entries are kept as they were" in err
     assert "0 removed" in out and "(20 entries of unreadable files kept as they were)" in out
     assert papers <= set(home.open().entries)
     monkeypatch.setattr(os, "scandir", scandir)  # readable again: nothing to do

@@ -138,3 +138,22 @@ def test_a_page_nested_past_what_docutils_reads_is_read_as_plain_text() -> None:
     every = "\n".join(section.text for section in document.sections)
     assert "level0" in every and "level399" in every  # the sync goes on, and nothing the page said is lost
     assert notes == ["docutils could not read it (RecursionError): read as plain text, not as reStructuredText"]
+
+
+def test_a_page_that_only_includes_or_builds_an_api_reference_says_so(tmp_path: Path) -> None:
+    """Sphinx projects keep `install_include.rst` beside `install.rst` for the site's navigation and an `api.rst`
+    of autodoc directives; each was skipped as "no text in the document", which reads like a reader's fault."""
+    (tmp_path / "install.rst").write_text(PAGE, encoding="utf-8")
+    (tmp_path / "install_include.rst").write_text(
+        ".. include:: ./install.rst\n   :start-after: marker-start\n   :end-before: marker-end\n", encoding="utf-8"
+    )
+    (tmp_path / "api.rst").write_text("API\n===\n\n.. automodule:: flowline.engine\n   :members:\n", encoding="utf-8")
+    (tmp_path / "empty.md").write_text("<!-- nothing yet -->\n", encoding="utf-8")
+    said = {Path(p.path).name: str(p) for p in load_corpus([tmp_path]).problems}
+    assert said["install_include.rst"].endswith(
+        "install_include.rst: no text of its own: it only includes ./install.rst, which is indexed on its own if "
+        "the knowledge folder holds it - nothing to index"
+    ), said
+    assert "its API reference is built from the code (automodule), which is not read" in said["api.rst"], said
+    assert said["empty.md"].endswith("empty.md: no text in the document - nothing to index"), said
+    assert "install.rst" not in said

@@ -22,7 +22,7 @@ from typing import Any
 
 from assistant.knowledge.asked_as import is_asked_as_record, read_record, with_descriptions
 from assistant.knowledge.concept_page import is_concept_page, parse_concept_page
-from assistant.knowledge.documents import Document, document_entries
+from assistant.knowledge.documents import Document, document_entries, why_no_text
 from assistant.knowledge.html_reader import read_html
 from assistant.knowledge.ignore import ignore_rules
 from assistant.knowledge.notebook_reader import NotebookProblem, read_notebook
@@ -433,13 +433,16 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
     else:
         document = read_html(text, notes)
     corpus.notes.extend(f"{shown}: {note}" for note in notes)
-    add_document(document, relative, shown, corpus)
+    add_document(document, relative, shown, corpus, text)
 
 
-def add_document(document: Document, relative: str, shown: str, corpus: Corpus) -> None:
+def add_document(document: Document, relative: str, shown: str, corpus: Corpus, text: str = "") -> None:
+    """The document's entries, or a line saying why it gives none (`text`, the file's, tells what it holds)."""
     entries = document_entries(document, relative, shown, corpus.notes)
     if not entries:
-        corpus.problems.append(Problem(shown, 0, "no text in the document - nothing to index", damaged=False))
+        why = why_no_text(text)
+        said = f"no text of its own: {why}" if why else "no text in the document"
+        corpus.problems.append(Problem(shown, 0, f"{said} - nothing to index", damaged=False))
     for entry in entries:
         corpus.add(entry)
 

@@ -66,6 +66,32 @@ class Document:
     sections: list[Section] = field(default_factory=list)
 
 
+# what a page of a documentation site holds instead of text of its own: another file included
+# (reStructuredText's `.. include:: ./x.rst`, MyST's ```{include} x.md, MkDocs' `--8<-- "x.md"`), or an API
+# reference the site generates from the code (`.. automodule:: pkg`, ```{autoclass} Name, `[[autodoc]] Name`)
+INCLUDED = re.compile(
+    r"^[ \t]*(?:\.\.[ \t]+(?:literal)?include::|`{3,}\{(?:literal)?include\}|-{2,}8<-{2,})"
+    r"[ \t]+[\"']?(?P<path>[^\s\"':]+)",
+    re.M,
+)
+GENERATED = re.compile(r"^[ \t]*(?:\.\.[ \t]+|`{3,}\{)(?P<directive>auto\w+|py:\w+)(?:::|\})|\[\[autodoc\]\]", re.M)
+
+
+def why_no_text(text: str) -> str:
+    """Why a page that gave no text has none, for the line that says it is skipped: a site's page that only
+    includes another file (Sphinx keeps `install_include.rst` beside `install.rst` for its navigation), which is
+    not read into it, or only builds an API reference from the code; "" when the page holds neither."""
+    included = list(dict.fromkeys(match.group("path") for match in INCLUDED.finditer(text)))
+    if included:
+        shown = ", ".join(included[:3]) + (f" and {len(included) - 3} more" if len(included) > 3 else "")
+        return f"it only includes {shown}, which is indexed on its own if the knowledge folder holds it"
+    generated = GENERATED.search(text)
+    if generated:
+        name = generated.group("directive") or "autodoc"
+        return f"its API reference is built from the code ({name}), which is not read"
+    return ""
+
+
 def anchors_of(sections: list[Section]) -> list[str]:
     """GitHub-style anchors: the heading's slug, `-2`, `-3`... for repeats; `top` for the opening text."""
     seen: Counter[str] = Counter()
