@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from assistant.answer.refusal import (
@@ -239,6 +241,18 @@ def test_a_hyphenated_compound_is_known_when_its_parts_are() -> None:
         Reading("an S-shaped curve for the score"), 0.25, [], frozenset(), frequency, 2000, settings=RefusalSettings()
     )
     assert evidence.unknown_share == 0.0
+
+
+def test_the_pack_fitted_reader_decides_nothing_on_documents() -> None:
+    """The reader refused "SSO fails only for members of loads of AD groups. Any idea?" on Argo's docs (an
+    answerable question, p 0.74) where the rules answered; on the pack it still adds and overrules."""
+    thresholds = RefusalSettings()
+    sure = Evidence(confidence=0.6, refuse_probability=0.9)
+    assert decide(sure, thresholds, model_judges=False).refuse
+    assert not decide(replace(sure, documents=True), thresholds, model_judges=False).refuse
+    unlikely = Evidence(confidence=0.6, ungrounded=("Terraform",), refuse_probability=0.05)
+    assert not decide(unlikely, thresholds, model_judges=False).refuse
+    assert decide(replace(unlikely, documents=True), thresholds, model_judges=False).refuse
 
 
 def test_unknown_words_refuse_only_when_retrieval_is_weak_too() -> None:

@@ -23,7 +23,8 @@ Three kinds of evidence, each cheap and each explainable to the user:
 The rules were read off the question sets they were fitted on. For the offline model a learned reader
 (`refusal_reader.py`) weighs the same evidence with the question's words and has the last word except
 on a clear miss (`decide`): on sets it was not fitted on it kept the rules' refusals and cut their false
-ones (docs/retrieval-stages.md, "Refusal and lists").
+ones (docs/retrieval-stages.md, "Refusal and lists"). It was fitted on questions about the pack: on a
+team's documents the rules decide alone.
 
 The offline extractive model cannot judge relevance itself, so for it every rule applies. An
 LLM follows the prompt's refusal rule, so for it the gate stops only clear misses: off-topic
@@ -487,11 +488,13 @@ def decide(evidence: Evidence, settings: RefusalSettings, *, model_judges: bool)
     the rules' alone: the model refuses by the prompt itself."""
     decision = decide_by_rules(evidence, settings, model_judges=model_judges)
     p = evidence.refuse_probability
-    if model_judges or p is None or decision.reason in CLEAR_MISSES:
+    # the reader was fitted on questions about the pack, where users name their own setups; on a team's
+    # documents a name no section mentions ("Terraform", "Oracle") is what the question is about, so the rules'
+    # refusal stands, and the one refusal it added on the development sets' documents was of an answerable
+    # question ("SSO fails for members of loads of AD groups"): there the rules decide alone
+    if model_judges or p is None or decision.reason in CLEAR_MISSES or evidence.documents:
         return decision
-    # fitted on questions about the pack, where users name their own setups; on a team's documents a name
-    # no section mentions ("Terraform", "Oracle") is what the question is about, so the rules' refusal stands
-    if decision.refuse and p < refusal_reader.UNLIKELY and not evidence.documents:
+    if decision.refuse and p < refusal_reader.UNLIKELY:
         return Decision(False, "", evidence)
     # ASSISTANT_REFUSAL_THRESHOLD=0 asks for an answer whenever the rules allow one: the reader adds none
     adds = settings.clear_miss > 0

@@ -12,7 +12,8 @@ calibration sets (to realistic-dev8) and mlsys.jsonl, with the evidence the mlsy
 
 `refusal.decide` lets it add a refusal the rules miss when it is sure (`REFUSES_AT`; not when an entry
 states the kind of value asked for, nor when ASSISTANT_REFUSAL_THRESHOLD=0) and overrule one of the
-rules' refusals, except a clear miss, when it finds a refusal unlikely (`UNLIKELY`).
+rules' refusals, except a clear miss, when it finds a refusal unlikely (`UNLIKELY`); on a team's documents,
+which it was not fitted on, it does neither.
 Left out of the set it is measured on, it kept the rules' recall and cut their false refusals
 (docs/retrieval-stages.md, "Refusal").
 """
