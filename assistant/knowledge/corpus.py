@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from assistant.knowledge.ignore import ignore_rules
 from assistant.knowledge.notebook_reader import NotebookProblem, read_notebook
 from assistant.knowledge.paper_links import linked_paper
 from assistant.knowledge.pdf_reader import PdfProblem, read_pdf
+from assistant.knowledge.snippets import with_includes
 from assistant.knowledge.text_reader import read_text_document
 from assistant.text import clean, parenthesised, slugify, strip_tags, without_parenthesis
 from assistant.types import Entry, Problem
@@ -37,9 +38,10 @@ from assistant.types import Entry, Problem
 # only on `assistant index` (`index.freshness.stale_reason`). An index that records none was read by edition 1;
 # 3 leaves out a comment inside a paragraph too; 4 an MkDocs snippet include and an empty code block; 5 reads
 # GitHub's alerts, Hugging Face's API links and MyST's directives and roles the way their sites show them, and
-# leaves out attribute lists; 6 reads an MkDocs snippet file's named parts as sections and leaves out a code
-# block's opening empty lines.
-READING = 6
+# leaves out attribute lists; 6 reads a snippet file's named parts as sections and leaves out a code block's
+# opening empty lines; 7 reads MkDocs' snippet includes into the page and takes a first heading that repeats the
+# front matter's title as the title.
+READING = 7
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")
 DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".ipynb", ".html", ".htm", ".pdf")
@@ -65,6 +67,7 @@ class Corpus:
     asked_as: list[tuple[str, list[str], str]] = field(default_factory=list)  # entry id, descriptions, path:line
     notes: list[str] = field(default_factory=list)  # read, but not whole (pages without text, a bound's cut)
     ignored: int = 0  # files a .assistantignore names
+    includes: dict[str, list[str]] = field(default_factory=dict)  # a Markdown page -> the files it includes
 
     def add(self, entry: Entry) -> None:
         """Add an entry; the same abstract twice merges sources, another clash is a problem."""
@@ -322,11 +325,15 @@ def load_corpus(paths: Iterable[Path], follow_links: bool = False) -> Corpus:
     folder they are in (ASSISTANT_FOLLOW_LINKS); by default they are listed and never opened.
     """
     corpus = Corpus()
-    for path, relative in iter_knowledge_files([Path(p) for p in paths], corpus, follow_links):
+    listed = list(iter_knowledge_files([Path(p) for p in paths], corpus, follow_links))
+    folders: dict[Path, dict[str, Path]] = {}  # each knowledge path's files by relative path, for includes
+    for path, relative in listed:
+        folders.setdefault(folder_of(path, relative), {})[relative] = path
+    for path, relative in listed:
         shown = display_path(path)
         corpus.files.append(shown)
         try:
-            read_file(path, shown, corpus, relative)
+            read_file(path, shown, corpus, relative, folders[folder_of(path, relative)])
         except OSError as error:  # removed or made unreadable after the folder was listed
             reason = (
                 "the file was removed while it was read"
@@ -343,8 +350,34 @@ def load_corpus(paths: Iterable[Path], follow_links: bool = False) -> Corpus:
                     f"cannot read the file ({type(error).__name__}: {message}) - its entries are kept as they were",
                 )
             )
+    drop_included(corpus)
     attach_descriptions(corpus)
     return corpus
+
+
+def folder_of(path: Path, relative: str) -> Path:
+    """The knowledge path a listed file was found under (its folder, or the file's own folder)."""
+    return Path(path.as_posix().removesuffix(relative)) if path.as_posix().endswith(relative) else path.parent
+
+
+def drop_included(corpus: Corpus) -> None:
+    """A file a page includes (`snippets.py`) is read in that page, as the site shows it, not on its own. A page
+    is a file no other file includes; what it includes, directly or through an included file, is included.
+    (Files that include only each other are all pages: none is dropped.)"""
+    included_by = {other: page for page, others in corpus.includes.items() for other in others}
+    pages = [page for page in corpus.includes if page not in included_by]
+    dropped: dict[str, str] = {}
+    for page in pages:
+        waiting = list(corpus.includes[page])
+        while waiting:
+            other = waiting.pop()
+            if other != page and other not in dropped:
+                dropped[other] = page
+                waiting.extend(corpus.includes.get(other, []))
+    for other, page in dropped.items():
+        for entry_id in [i for i, e in corpus.entries.items() if e.fields.get("path") == other]:
+            del corpus.entries[entry_id]
+        corpus.notes.append(f"{other}: read where {page} includes it, not on its own")
 
 
 def attach_descriptions(corpus: Corpus) -> None:
@@ -359,15 +392,18 @@ def attach_descriptions(corpus: Corpus) -> None:
         corpus.entries[entry_id] = with_descriptions(entry, descriptions, [source])
 
 
-def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = None) -> None:
-    """One knowledge file into the corpus (OSErrors are the caller's)."""
+def read_file(
+    path: Path, shown: str, corpus: Corpus, relative: str | None = None, folder: Mapping[str, Path] | None = None
+) -> None:
+    """One knowledge file into the corpus (OSErrors are the caller's); `folder`, the files listed with it by
+    relative path, are the ones a Markdown page may include."""
     suffix = path.suffix.lower()
     relative = relative or path.name
     if suffix == ".jsonl":
         read_jsonl(path, shown, corpus)
         return
     if suffix in DOCUMENT_SUFFIXES:
-        read_document(path, shown, relative, corpus)
+        read_document(path, shown, relative, corpus, folder or {})
         return
     text = read_text(path, corpus, MAX_DOCUMENT_BYTES)
     if text is None:
@@ -397,7 +433,7 @@ def read_file(path: Path, shown: str, corpus: Corpus, relative: str | None = Non
         add_document(read_text_document(text), relative, shown, corpus)
 
 
-def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None:
+def read_document(path: Path, shown: str, relative: str, corpus: Corpus, folder: Mapping[str, Path]) -> None:
     """A Markdown, reStructuredText, notebook, HTML or PDF file as one entry per section."""
     suffix = path.suffix.lower()
     notes: list[str] = []  # what a reader's bounds cut
@@ -419,7 +455,12 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
     if suffix in MARKDOWN_SUFFIXES:
         from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
 
-        document = read_markdown(text, notes, mdx=suffix == ".mdx")
+        origins = None
+        if "8<" in text:  # MkDocs' snippet includes: the included text in the page, as the site shows it
+            expanded = with_includes(text, relative, folder, lambda other: included_text(folder[other]))
+            text, origins = expanded.text, expanded.origins
+            corpus.includes[shown] = [display_path(folder[other]) for other in expanded.included]
+        document = read_markdown(text, notes, mdx=suffix == ".mdx", origins=origins)
     elif suffix == ".ipynb":
         try:
             document = read_notebook(text, notes)
@@ -434,6 +475,11 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus) -> None
         document = read_html(text, notes)
     corpus.notes.extend(f"{shown}: {note}" for note in notes)
     add_document(document, relative, shown, corpus, text)
+
+
+def included_text(path: Path) -> str | None:
+    """An included file's text; what is wrong with it is said where the file itself is read."""
+    return read_text(path, Corpus(), MAX_DOCUMENT_BYTES)
 
 
 def add_document(document: Document, relative: str, shown: str, corpus: Corpus, text: str = "") -> None:

@@ -120,9 +120,12 @@ def pieces(text: str, size: int = PIECE_CHARS) -> Iterator[tuple[int, str]]:
         yield start, "".join(piece)
 
 
-def read_markdown(text: str, notes: list[str] | None = None, mdx: bool = False) -> Document:
+def read_markdown(
+    text: str, notes: list[str] | None = None, mdx: bool = False, origins: list[int] | None = None
+) -> Document:
     """The document of a Markdown (or, `mdx`, an MDX) file; `notes` gets a line when reading stopped at
-    READ_SECONDS."""
+    READ_SECONDS. `origins`: the file's own line of each line of `text`, when included text was put in it
+    (`snippets.py`), so a section still starts on a line of the file."""
     title = ""
     offset = 0  # lines of front matter, which the parser does not see
     front = FRONT_MATTER.match(text)
@@ -156,8 +159,11 @@ def read_markdown(text: str, notes: list[str] | None = None, mdx: bool = False) 
                 level = int(token.tag[1:])
                 words = inline_text(tokens[i + 1]).strip()
                 line = (token.map[0] if token.map else 0) + 1 + offset + before
-                if level == 1 and not title and not sections and not "".join(body).strip():
-                    title = words  # the document's own title: its text is the opening section
+                if origins:
+                    line = origins[min(line, len(origins)) - 1]
+                opening = not sections and not "".join(body).strip()
+                if level == 1 and opening and (not title or words.casefold() == title.casefold()):
+                    title = words  # the document's own title (again, after front matter's): its text opens it
                     start = line
                     i += 3
                     continue
