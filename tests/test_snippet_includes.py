@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from assistant import Assistant, Settings
 from assistant.index.chroma_index import Index
+from assistant.knowledge import corpus as corpus_module
+from assistant.knowledge import snippets
 from assistant.knowledge.corpus import load_corpus
 
 PAGE = """\
@@ -132,3 +136,27 @@ def test_an_edited_snippet_is_answered_from_the_page_after_the_next_sync(tmp_pat
     again = Assistant(settings).ask("Which ROCm version is required?")
     assert "ROCm 6.4 or newer" in again.text and "doc:installation/gpu.md#requirements" in again.text, again.text
     assert "inc.md" not in again.text
+
+
+def test_a_page_grows_by_a_bounded_amount_however_often_it_includes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each part is read once and the page takes MAX_INCLUDED_CHARS of included text at most: 5,000 includes
+    of one file read the file once, and only the first ones fit."""
+    monkeypatch.setattr(snippets, "MAX_INCLUDED_CHARS", 1_000)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "part.md").write_text("Shared sentence about quotas. " * 10 + "\n", encoding="utf-8")
+    (docs / "page.md").write_text("# Page\n\n" + '--8<-- "part.md"\n\n' * 5_000, encoding="utf-8")
+    reads: list[Path] = []
+    real = corpus_module.read_text
+
+    def counted(path: Path, *args: object, **kwargs: object) -> str | None:
+        reads.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus_module, "read_text", counted)
+    corpus = load_corpus([docs])
+    page = corpus.entries["doc:page.md#top"].text
+    assert page.count("Shared sentence about quotas.") == 30, page.count("Shared sentence")  # 3 x 300 characters
+    assert reads.count(docs / "part.md") == 2  # once as itself, once for the page's 5,000 includes

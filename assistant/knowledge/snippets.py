@@ -51,15 +51,25 @@ def with_includes(text: str, relative: str, files: Collection[str], read: Callab
     else is left for the Markdown reader, which shows no text for it."""
     budget = [MAX_INCLUDED_CHARS]
     included: list[str] = []
-    lines = expand(text.split("\n"), relative, files, read, (relative,), budget, included)
-    return Expanded("\n".join(line for line, _ in lines), [origin for _, origin in lines], included)
+    parts: dict[tuple[str, str], str | None] = {}  # each part read once, however often the page includes it
+
+    def part(path: str, selector: str) -> str | None:
+        if (path, selector) not in parts:
+            text = read(path)
+            parts[path, selector] = None if text is None else selected(text, selector)
+        return parts[path, selector]
+
+    lines = expand(text.split("\n"), relative, files, part, (relative,), budget, included)
+    return Expanded(
+        "\n".join(line for line, _ in lines), [origin for _, origin in lines], list(dict.fromkeys(included))
+    )
 
 
 def expand(
     lines: list[str],
     relative: str,
     files: Collection[str],
-    read: Callable[[str], str | None],
+    part: Callable[[str, str], str | None],
     stack: tuple[str, ...],
     budget: list[int],
     included: list[str],
@@ -84,40 +94,33 @@ def expand(
         else:
             out.append((line, number))
             continue
-        found = part_of(target, relative, files, read, stack) if len(stack) <= MAX_DEPTH else None
-        if found is None or len(found[1]) > budget[0]:
+        name, _, selector = target.partition(":")
+        path = located(name, relative, files) if len(stack) <= MAX_DEPTH and budget[0] > 0 else None
+        shown = part(path, selector) if path is not None and path not in stack else None
+        if path is None or shown is None or len(shown) > budget[0]:
             out.append(("", number))  # the Markdown reader shows no text for an include it cannot read either
             continue
-        path, part = found
-        budget[0] -= len(part)
+        budget[0] -= len(shown)
         if len(stack) == 1:
             included.append(path)  # the page's own includes (what those include, they include)
-        inner = expand(part.split("\n"), path, files, read, (*stack, path), budget, included)
-        out.extend((f"{indent}{text}" if text.strip() else "", number) for text, _ in inner)
+        inner = expand(shown.split("\n"), path, files, part, (*stack, path), budget, included)
+        out.extend((f"{indent}{said}" if said.strip() else "", number) for said, _ in inner)
     return out
 
 
-def part_of(
-    target: str, relative: str, files: Collection[str], read: Callable[[str], str | None], stack: tuple[str, ...]
-) -> tuple[str, str] | None:
-    """(the included file's relative path, the text of the part `target` names), or None when the target is
-    no knowledge file of the folder, is a page being included already, or names a part it does not have."""
-    name, _, selector = target.partition(":")
-    path = located(name, relative, files)
-    if path is None or path in stack:
-        return None
-    text = read(path)
-    if text is None:
-        return None
+def selected(text: str, selector: str) -> str | None:
+    """The part of a file's text an include's selector names, without any part's marks: the whole file (no
+    selector), its lines (`4:12`, `4:`, `:12`, `4`) or a named part; None when the file marks no such part."""
     if not selector:
-        return path, without_marks(text)
+        return without_marks(text)
     lines = LINES.match(selector)
     if lines:
         every = text.split("\n")
         start = int(lines.group("start") or 1)
         end = int(lines.group("end") or len(every)) if ":" in selector else len(every)
-        return path, without_marks("\n".join(every[max(start, 1) - 1 : end]))
-    return (path, without_marks(part)) if (part := named_part(text, selector)) is not None else None
+        return without_marks("\n".join(every[max(start, 1) - 1 : end]))
+    named = named_part(text, selector)
+    return None if named is None else without_marks(named)
 
 
 def located(name: str, relative: str, files: Collection[str]) -> str | None:
