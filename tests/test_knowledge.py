@@ -492,7 +492,7 @@ def test_broken_input_is_a_problem_and_the_rest_loads(
     assert Path(problem.path).name == problem_file
     assert problem.line == line
     assert fragment in problem.message
-    assert str(problem).startswith(f"{problem.path}:{line}: ")
+    assert str(problem).startswith(f"{problem.path}:{line}: " if line else f"{problem.path}: ")  # 0: the whole file
     assert set(corpus.entries) == GOOD_IDS | extra_ids
 
 

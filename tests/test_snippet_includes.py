@@ -96,10 +96,13 @@ def test_only_the_folders_own_knowledge_files_can_be_included(tmp_path: Path) ->
         '--8<-- "private/keys.md"\n--8<-- "example.yaml"\n\nAfter.\n',
         encoding="utf-8",
     )
+    (docs / "only.md").write_text(f'--8<-- "{secret}"\n', encoding="utf-8")
     corpus = load_corpus([docs])
     text = "\n".join(entry.text for entry in corpus.entries.values())
     assert "Before." in text and "After." in text
     assert "hunter2" not in text and "sk-live" not in text and "replicas" not in text and "8<" not in text
+    said = {Path(problem.path).name: problem.message for problem in corpus.problems}
+    assert said["only.md"].startswith(f"no text of its own: it only includes {secret}"), said
 
 
 def test_pages_that_include_each_other_are_both_read_once(tmp_path: Path) -> None:

@@ -455,12 +455,12 @@ def read_document(path: Path, shown: str, relative: str, corpus: Corpus, folder:
     if suffix in MARKDOWN_SUFFIXES:
         from assistant.knowledge.markdown_reader import read_markdown  # markdown-it: only to read Markdown
 
-        origins = None
+        shown_text, origins = text, None
         if "8<" in text:  # MkDocs' snippet includes: the included text in the page, as the site shows it
             expanded = with_includes(text, relative, folder, lambda other: included_text(folder[other]))
-            text, origins = expanded.text, expanded.origins
+            shown_text, origins = expanded.text, expanded.origins
             corpus.includes[shown] = [display_path(folder[other]) for other in expanded.included]
-        document = read_markdown(text, notes, mdx=suffix == ".mdx", origins=origins)
+        document = read_markdown(shown_text, notes, mdx=suffix == ".mdx", origins=origins)
     elif suffix == ".ipynb":
         try:
             document = read_notebook(text, notes)
