@@ -230,6 +230,17 @@ def test_a_snippet_files_named_parts_are_its_sections() -> None:
     assert text.count("8<") == 1, text  # only the escaped mark, which the site shows
 
 
+def test_a_pages_own_style_or_script_is_no_text() -> None:
+    """MkDocs pages style their tables in a <style> block; its rules were read as the section's first words."""
+    page = read_markdown(
+        "# Cases\n\n<style>\n    table th{\n        background: #C1E6FE;\n    }\n</style>\n\n"
+        "<script>\nwindow.track('cases');\n</script>\n\n| Case | Model |\n|---|---|\n| Burgers | MLP |\n"
+    )
+    text = "\n".join(section.text for section in page.sections)
+    assert "background" not in text and "track" not in text, text
+    assert "| Burgers | MLP |" in text
+
+
 def test_answers_quote_no_markup(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -163,3 +163,21 @@ def test_a_page_grows_by_a_bounded_amount_however_often_it_includes(
     page = corpus.entries["doc:page.md#top"].text
     assert page.count("Shared sentence about quotas.") == 30, page.count("Shared sentence")  # 3 x 300 characters
     assert reads.count(docs / "part.md") == 2  # once as itself, once for the page's 5,000 includes
+
+
+def test_an_indented_part_is_taken_out_of_its_indentation(tmp_path: Path) -> None:
+    """PaddleScience's README nests its install commands in an HTML list; its docs include that part into a content
+    tab, where the part's own eight spaces read it as indented code showing the fence as text."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text(
+        "# Tool\n\n<details>\n\n        <!-- --8<-- [start:git_install] -->\n        ``` shell\n"
+        "        git clone https://example.org/tool.git\n        ```\n        <!-- --8<-- [end:git_install] -->\n",
+        encoding="utf-8",
+    )
+    (docs / "index.md").write_text(
+        '# Home\n\n## Install\n\n=== "From source"\n\n    --8<--\n    ./README.md:git_install\n    --8<--\n',
+        encoding="utf-8",
+    )
+    install = load_corpus([docs]).entries["doc:index.md#install"].text
+    assert "```shell\ngit clone https://example.org/tool.git\n```" in install, install

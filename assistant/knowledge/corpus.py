@@ -39,8 +39,8 @@ from assistant.types import Entry, Problem
 # 3 leaves out a comment inside a paragraph too; 4 an MkDocs snippet include and an empty code block; 5 reads
 # GitHub's alerts, Hugging Face's API links and MyST's directives and roles the way their sites show them, and
 # leaves out attribute lists; 6 reads a snippet file's named parts as sections and leaves out a code block's
-# opening empty lines; 7 reads MkDocs' snippet includes into the page and takes a first heading that repeats the
-# front matter's title as the title.
+# opening empty lines; 7 reads MkDocs' snippet includes into the page, takes a first heading that repeats the
+# front matter's title as the title and leaves out a Markdown page's own <style> and <script>.
 READING = 7
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rest")

@@ -56,14 +56,18 @@ def inline_text(token: Token) -> str:
     return "".join(parts)
 
 
+# a page's own <style> or <script> (MkDocs pages style their tables so): what it holds is no text of the page
+HIDDEN_HTML = re.compile(r"<(script|style)\b.*?(?:</\1\s*>|$)", re.S | re.I)
+
+
 def html_block_text(fragment: str) -> str:
     """The text of an HTML block in Markdown (`html_fragment_text`), its lines read as Markdown's inline text.
     CommonMark ends an HTML block at a blank line, so the Markdown written right after a component's opening
     tag is part of it (`<hfoption id="EVA">` then "[EVA](https://...) performs SVD ..."): its tags go, and a
     link or an image is its words, as in a paragraph, where the link was quoted as written. A comment is left
     out whole: the page's reader never sees what the author commented out (DeepSpeed's tutorial keeps an old
-    launch recipe in one, with its commands)."""
-    fragment = HTML_COMMENT.sub("", fragment)
+    launch recipe in one, with its commands), and so is a style or a script."""
+    fragment = HIDDEN_HTML.sub("", HTML_COMMENT.sub("", fragment))
     text = html_fragment_text(fragment)
     if "<pre" in fragment.lower() or "<table" in fragment.lower():  # blocks, read as HTML
         return text

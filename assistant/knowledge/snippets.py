@@ -21,6 +21,7 @@ import posixpath
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from textwrap import dedent
 
 from assistant.knowledge.site_markup import SNIPPET_PART
 
@@ -110,7 +111,9 @@ def expand(
 
 def selected(text: str, selector: str) -> str | None:
     """The part of a file's text an include's selector names, without any part's marks: the whole file (no
-    selector), its lines (`4:12`, `4:`, `:12`, `4`) or a named part; None when the file marks no such part."""
+    selector), its lines (`4:12`, `4:`, `:12`, `4`) or a named part, taken out of the indentation it has in its
+    file (a README's part nested in an HTML list, included into a content tab, was read as indented code);
+    None when the file marks no such part."""
     if not selector:
         return without_marks(text)
     lines = LINES.match(selector)
@@ -118,9 +121,9 @@ def selected(text: str, selector: str) -> str | None:
         every = text.split("\n")
         start = int(lines.group("start") or 1)
         end = int(lines.group("end") or len(every)) if ":" in selector else len(every)
-        return without_marks("\n".join(every[max(start, 1) - 1 : end]))
+        return dedent(without_marks("\n".join(every[max(start, 1) - 1 : end])))
     named = named_part(text, selector)
-    return None if named is None else without_marks(named)
+    return None if named is None else dedent(without_marks(named))
 
 
 def located(name: str, relative: str, files: Collection[str]) -> str | None:
