@@ -49,7 +49,7 @@ class Expanded:
 def with_includes(text: str, relative: str, files: Collection[str], read: Callable[[str], str | None]) -> Expanded:
     """`text` (the page at `relative` in its folder) with each include of a file in `files` (the folder's
     knowledge files by relative path) replaced by the part it names, read by `read`. An include of anything
-    else is left for the Markdown reader, which shows no text for it."""
+    else, or past the bounds, becomes an empty line: the site's reader sees no directive there either."""
     budget = [MAX_INCLUDED_CHARS]
     included: list[str] = []
     parts: dict[tuple[str, str], str | None] = {}  # each part read once, however often the page includes it
