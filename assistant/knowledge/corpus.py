@@ -374,10 +374,8 @@ def drop_included(corpus: Corpus) -> None:
             if other != page and other not in dropped:
                 dropped[other] = page
                 waiting.extend(corpus.includes.get(other, []))
-    for other, page in dropped.items():
-        for entry_id in [i for i, e in corpus.entries.items() if e.fields.get("path") == other]:
-            del corpus.entries[entry_id]
-        corpus.notes.append(f"{other}: read where {page} includes it, not on its own")
+    corpus.entries = {i: e for i, e in corpus.entries.items() if e.fields.get("path") not in dropped}
+    corpus.notes.extend(f"{other}: read where {page} includes it, not on its own" for other, page in dropped.items())
 
 
 def attach_descriptions(corpus: Corpus) -> None:

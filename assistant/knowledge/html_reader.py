@@ -14,6 +14,7 @@ image) is read as text, and the parser stops at the slice after READ_SECONDS; ea
 
 from __future__ import annotations
 
+import re
 import time
 from html.parser import HTMLParser
 
@@ -176,11 +177,16 @@ class _SectionParser(HTMLParser):
             self.handle_endtag("table")
 
 
+# a <style> or <script> written into another format (MkDocs pages style their tables so): no text of the page,
+# as the parser below never reads one either
+HIDDEN = re.compile(r"<(script|style)\b.*?(?:</\1\s*>|$)", re.S | re.I)
+
+
 def html_fragment_text(fragment: str) -> str:
     """The text of a piece of HTML inside another format (an HTML block in Markdown): its lines, a
-    `<pre>` or a `<table>` in it as a block."""
+    `<pre>` or a `<table>` in it as a block, a style or a script left out."""
     if "<pre" not in fragment.lower() and "<table" not in fragment.lower():
-        return strip_tags(fragment)
+        return strip_tags(HIDDEN.sub("", fragment))
     parser = _SectionParser()
     parser.feed(fragment)
     parser.close()

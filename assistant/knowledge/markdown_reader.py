@@ -25,7 +25,7 @@ from markdown_it.token import Token
 from assistant.blocks import fenced, table_text
 from assistant.knowledge.documents import MAX_PARENT_CHARS, READ_SECONDS, SEPARATOR, Document, Section
 from assistant.knowledge.html_reader import html_fragment_text
-from assistant.knowledge.site_markup import FENCE, without_site_markup
+from assistant.knowledge.site_markup import ATX_HEADING, FENCE, without_site_markup
 from assistant.text import strip_tags
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
@@ -33,7 +33,6 @@ FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\
 FRONT_TITLE = re.compile(r"^title:\s*(?P<title>.+)$", re.M)
 BLOCK_ENDS = {"paragraph_close", "list_item_close", "tr_close", "blockquote_close", "heading_close"}
 PIECE_CHARS = 1_000_000  # a longer file is parsed in pieces, each at least this long (but for the last)
-ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t\r\n]|$)")
 
 _parser = MarkdownIt("commonmark").enable("table")
 HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)  # to its end, or to the block's end when unclosed
@@ -56,18 +55,14 @@ def inline_text(token: Token) -> str:
     return "".join(parts)
 
 
-# a page's own <style> or <script> (MkDocs pages style their tables so): what it holds is no text of the page
-HIDDEN_HTML = re.compile(r"<(script|style)\b.*?(?:</\1\s*>|$)", re.S | re.I)
-
-
 def html_block_text(fragment: str) -> str:
     """The text of an HTML block in Markdown (`html_fragment_text`), its lines read as Markdown's inline text.
     CommonMark ends an HTML block at a blank line, so the Markdown written right after a component's opening
     tag is part of it (`<hfoption id="EVA">` then "[EVA](https://...) performs SVD ..."): its tags go, and a
     link or an image is its words, as in a paragraph, where the link was quoted as written. A comment is left
     out whole: the page's reader never sees what the author commented out (DeepSpeed's tutorial keeps an old
-    launch recipe in one, with its commands), and so is a style or a script."""
-    fragment = HIDDEN_HTML.sub("", HTML_COMMENT.sub("", fragment))
+    launch recipe in one, with its commands); so is a style or a script (`html_fragment_text`)."""
+    fragment = HTML_COMMENT.sub("", fragment)
     text = html_fragment_text(fragment)
     if "<pre" in fragment.lower() or "<table" in fragment.lower():  # blocks, read as HTML
         return text

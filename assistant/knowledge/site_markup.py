@@ -88,7 +88,7 @@ SNIPPET = re.compile(r"^\s*-{2,}8<-{2,}(?:\s+(?P<file>\"[^\"\n]*\"|'[^'\n]*'|\S+
 SNIPPET_PART = re.compile(
     r"^.*?(?<![;-])-+8<-+[ \t]+\[[ \t]*(?P<mark>start|end)[ \t]*:[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\]", re.I
 )
-HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # an ATX heading: "## Install"
+ATX_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t\r\n]|$)")  # an ATX heading's opening: "## Install"
 # MDX (Docusaurus, Hugging Face): the page's own JavaScript imports and exports, and {/* comments */}
 MDX_ONLY = re.compile(r"^(?:import|export)\s.*$|\{/\*.*?\*/\}")
 
@@ -183,7 +183,7 @@ def without_site_markup(text: str, mdx: bool = False) -> str:
             fence = opening.group(1)
             out.append(line)
             continue
-        headed = headed or (not in_part and bool(HEADING_LINE.match(line)))
+        headed = headed or (not in_part and bool(ATX_HEADING.match(line)))
         if MYST_TARGET.match(line):
             out.append("")
             continue

@@ -23,14 +23,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from textwrap import dedent
 
-from assistant.knowledge.site_markup import SNIPPET_PART
+from assistant.knowledge.site_markup import SNIPPET, SNIPPET_PART
 
-# a one-line include, `--8<-- "path"` (quoted or not); a bare `--8<--` opens and closes a list of paths, one
-# a line. A leading `;` escapes it (the site shows the line without the `;`)
-INCLUDE_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)(?<!;)-{1,}8<-{1,}[ \t]+(?P<quote>[\"']?)(?P<target>[^\"'\s]+)(?P=quote)[ \t]*$"
-)
-LIST_MARK = re.compile(r"^[ \t]*(?<!;)-{1,}8<-{1,}[ \t]*$")
 LINES = re.compile(r"^(?P<start>\d*):?(?P<end>\d*)$")  # "4:12", "4:", ":12", "4"
 MAX_DEPTH = 4
 MAX_INCLUDED_CHARS = 2_000_000
@@ -79,19 +73,20 @@ def expand(
     out: list[tuple[str, int]] = []
     listing: str | None = None  # the indentation of an open `--8<--` list of paths
     for number, line in enumerate(lines, start=1):
-        if LIST_MARK.match(line):
-            listing = None if listing is not None else line[: len(line) - len(line.lstrip())]
+        snippet = SNIPPET.match(line)  # `--8<-- "path"`, or a bare `--8<--` opening or closing a list of paths
+        indent = line[: len(line) - len(line.lstrip())]
+        if snippet and not snippet.group("file"):
+            listing = None if listing is not None else indent
             out.append(("", number))
             continue
-        single = INCLUDE_LINE.match(line)
         if listing is not None and line.strip():
             target, indent = line.strip().strip("\"'"), listing
         elif listing is not None:
             listing = None  # the list is one paragraph: an unclosed mark takes no more
             out.append((line, number))
             continue
-        elif single:
-            target, indent = single.group("target"), single.group("indent")
+        elif snippet:
+            target = snippet.group("file").strip("\"'")
         else:
             out.append((line, number))
             continue
